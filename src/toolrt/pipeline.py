@@ -1,0 +1,606 @@
+"""The execute pipeline: prepare → dispatch → finalize → finish.
+
+Every call runs the same stages, and every failure anywhere becomes a structured result — never an
+exception that escapes to the agent loop (task cancellation excepted: ``CancelledError`` always
+propagates, after observers have been told the call ended)::
+
+    prepare    snapshot + freeze arguments, resolve the name for the caller's scope,
+               tools/pre-execute (allow / deny / ask → approval), monotonic guards
+    dispatch   tools/execute wrappers around the body; arguments validated; the body runs
+               with the caller's signal fused back in; the value is validated and rendered
+    finalize   tools/post-execute (accept, replace content or value, block)
+    finish     snapshot the result, apply the tool's finalize_content, freeze, tools/result
+
+The stages are exposed one by one (:class:`Pipeline`) so a scheduler can run ``prepare`` in model
+order, overlap only ``dispatch``, and commit in model order. ``prepare`` says where the call goes
+next: ``dispatch``, ``post-result`` (a result that still passes post-execute, e.g. a denial) or
+``final-result`` (a result that skips it, e.g. invalid arguments).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from ._json import NotLosslessJsonError, js_json_dumps, snapshot_json, text_block_content
+from .content import content_text
+from .decisions import UNSET, Accept, Allow, Ask, Block, Deny, PreToolDecision
+from .errors import (
+    TOOL_ABORTED,
+    TOOL_ABORTED_BEFORE_DISPATCH,
+    HarnessError,
+    ToolArgsError,
+    ToolNotFoundError,
+    ToolOutputError,
+)
+from .events import EventBus, message_of
+from .execution import ToolExecution, ToolExecutionInput
+from .results import (
+    ToolError,
+    ToolErrorInfo,
+    ToolExecutionResult,
+    ToolFailure,
+    ToolSuccess,
+    make_failure,
+    make_success,
+)
+from .signal import AbortController, AbortSignal, fuse_signals
+
+if TYPE_CHECKING:
+    from .approval import ApprovalService
+    from .definition import ToolDefinition
+    from .registry import ToolRegistry
+
+__all__ = ["DispatchOutcome", "Pipeline", "Prepared", "tool_error_result"]
+
+_ALLOW = Allow()
+_ACCEPT = Accept()
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """Where a call goes after ``prepare``: ``dispatch`` it, or post/finish an early ``result``."""
+
+    kind: Literal["dispatch", "post-result", "final-result"]
+    execution: ToolExecution
+    result: ToolExecutionResult | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DispatchOutcome:
+    """The result of ``dispatch``: ``post-result`` goes through post-execute, ``final-result`` not."""
+
+    kind: Literal["post-result", "final-result"]
+    result: ToolExecutionResult
+
+
+_text = text_block_content
+
+
+def _failure(message: str, info: ToolErrorInfo | None = None, contexts: Any = ()) -> ToolFailure:
+    return make_failure(ToolError(message, info), _text(f"Error: {message}"), None, contexts)
+
+
+def tool_error_result(error: BaseException) -> ToolFailure:
+    """The failure for a raised error: ``Error: <message>``, with ``info`` for a HarnessError."""
+    message = message_of(error)
+    info = None
+    if isinstance(error, HarnessError):
+        try:
+            name, code = error.name, error.code
+            if isinstance(name, str) and isinstance(code, str):
+                info = ToolErrorInfo(name, code)
+        except Exception:
+            info = None
+    return _failure(message, info)
+
+
+def _aborted(body_invoked: bool, contexts: Any = ()) -> ToolFailure:
+    if body_invoked:
+        return _failure("tool call aborted", ToolErrorInfo("AbortError", TOOL_ABORTED), contexts)
+    return _failure(
+        "tool call aborted before dispatch",
+        ToolErrorInfo("AbortError", TOOL_ABORTED_BEFORE_DISPATCH),
+        contexts,
+    )
+
+
+def _rebuild(result: ToolExecutionResult, content: Any, meta: Any, contexts: Any) -> ToolExecutionResult:
+    """The same outcome with its durable fields replaced."""
+    if isinstance(result, ToolSuccess):
+        return make_success(result.value, content, meta, contexts, result.concludes_turn)
+    return make_failure(result.error, content, meta, contexts)
+
+
+def _join_contexts(first: Any, second: Any) -> Any:
+    if not second:
+        return first
+    if not first:
+        return tuple(second)
+    return (*first, *second)
+
+
+def _collapsed_message(name: str) -> str:
+    return (
+        f'unknown tool "{name}": only `run_code` is callable directly — call `{name}` from inside a '
+        "`run_code` program instead"
+    )
+
+
+def _feedback_message(feedback: Sequence[Any]) -> str:
+    return content_text(feedback) if feedback else "tool result blocked by post-execute policy"
+
+
+class Pipeline:
+    """The staged pipeline of one runtime (see the module docstring)."""
+
+    def __init__(self, registry: ToolRegistry, events: EventBus) -> None:
+        self._registry = registry
+        self._events = events
+        self.approval: ApprovalService | None = None
+
+    # --- stage 1: create -----------------------------------------------------------------------
+
+    def _create(self, call: ToolExecutionInput) -> tuple[ToolExecution, ToolExecutionResult | None]:
+        call_id, name, raw_arguments = call.call_id, call.name, call.arguments
+        signal, agent, parent = call.signal, call.agent, call.parent
+        if not isinstance(signal, AbortSignal):
+            raise TypeError("ToolExecutionInput.signal must be an AbortSignal (every call is cancellable)")
+        registry = self._registry
+        visible = registry.view(agent).visible.get(name)
+        collapsed = visible is not None and registry.collapses(name, agent, parent is not None)
+        error: BaseException | None = None
+        try:
+            arguments = snapshot_json(raw_arguments)
+        except NotLosslessJsonError:
+            arguments = None
+            error = TypeError("tool execution arguments must be losslessly JSON-serializable")
+        except Exception as raised:
+            arguments = None
+            error = raised
+        execution = ToolExecution(
+            call_id,
+            call_id if call.root_call_id is None else call.root_call_id,
+            name,
+            arguments,
+            agent,
+            parent,
+            signal,
+            None if visible is None else visible.finalize_content,
+        )
+        if error is not None:
+            if collapsed and not signal.aborted:
+                execution._finalizer = None
+            return execution, tool_error_result(error)
+        if collapsed:
+            if signal.aborted:
+                return execution, _aborted(False)
+            execution._finalizer = None
+            return execution, _failure(_collapsed_message(name), ToolErrorInfo("ToolNotFoundError", "UNKNOWN_TOOL"))
+        return execution, None
+
+    def _listeners(self, execution: ToolExecution, event: str) -> Any:
+        listeners = self._events._listeners.get(event)
+        if not listeners:
+            return ()
+        if execution._chain is None:
+            execution._chain = self._registry.chain(execution.agent)[1]
+        return EventBus.admitted(listeners, execution._chain)
+
+    # --- stage 2: prepare ----------------------------------------------------------------------
+
+    async def prepare(self, call: ToolExecutionInput) -> Prepared:
+        """Create the execution and run policy; never raises for a model mistake."""
+        execution, early = self._create(call)
+        if early is not None:
+            return Prepared("final-result", execution, early)
+        kind, result = await self._prepare(execution)
+        return Prepared(kind, execution, result)
+
+    async def _prepare(
+        self, execution: ToolExecution
+    ) -> tuple[Literal["dispatch", "post-result", "final-result"], ToolExecutionResult | None]:
+        caller = execution._caller
+        if caller.aborted:
+            return "final-result", _aborted(False)
+        try:
+            listeners = self._listeners(execution, "tools/pre-execute")
+            decision: Any = _ALLOW
+            if listeners:
+                decision = await EventBus.waterfall(listeners, (execution,), _allow)
+            approval_cancelled = False
+            if type(decision) is Ask:
+                decision, approval_cancelled = await self._ask(execution, decision)
+            elif not isinstance(decision, Allow | Deny | Ask):
+                raise TypeError(
+                    "tools/pre-execute must return a decision (Allow, Deny or Ask; return next() to "
+                    f"delegate), got {decision!r}"
+                )
+            if approval_cancelled and caller.aborted:
+                return "post-result", _aborted(False)
+            reason = decision.reason if type(decision) is Deny else self._registry.guard_reason(execution)
+            if reason is not None:
+                return "post-result", _failure(str(reason))
+            if caller.aborted:
+                return "post-result", _aborted(False)
+            return "dispatch", None
+        except asyncio.CancelledError:
+            raise
+        except BaseException as error:
+            return "final-result", tool_error_result(error)
+
+    async def _ask(self, execution: ToolExecution, ask: Ask) -> tuple[PreToolDecision, bool]:
+        name = execution.name
+        approval = self.approval
+        if approval is None:
+            return Deny(ask.reason if ask.reason is not None else f'tool "{name}" requires approval (not yet supported)'), False
+        if execution.agent is None:
+            return Deny(f'tool "{name}" requires approval, but the call has no agent to route it through'), False
+        from .approval import ApprovalRequest
+
+        outcome = await approval.request(
+            ApprovalRequest(
+                agent=execution.agent,
+                tool_name=name,
+                call_id=execution.call_id,
+                reason=ask.reason,
+                signal=execution.signal,
+                arguments=execution.arguments,
+                execution=execution,
+            )
+        )
+        if outcome == "allowed-once":
+            return _ALLOW, False
+        if outcome == "rejected":
+            return Deny(f'the user rejected tool "{name}"'), False
+        if outcome == "cancelled":
+            return Deny(f'approval for tool "{name}" was cancelled'), True
+        if outcome == "unavailable":
+            return Deny(f'tool "{name}" requires approval, but no approval channel is available'), False
+        try:
+            shown = js_json_dumps(snapshot_json(outcome))
+        except Exception:
+            shown = repr(outcome)
+        raise TypeError(f"unreachable variant in ApprovalOutcome: {shown}")
+
+    # --- stage 3: dispatch ---------------------------------------------------------------------
+
+    async def dispatch(self, execution: ToolExecution) -> DispatchOutcome:
+        """Run ``tools/execute`` wrappers around the body and normalise what comes back."""
+        kind, result = await self._dispatch(execution)
+        return DispatchOutcome(kind, result)
+
+    async def _dispatch(
+        self, execution: ToolExecution
+    ) -> tuple[Literal["post-result", "final-result"], ToolExecutionResult]:
+        try:
+            listeners = self._listeners(execution, "tools/execute")
+            if listeners:
+                execution._signal_writable = True
+                try:
+                    returned = await EventBus.waterfall(
+                        listeners, (execution,), lambda: self._dispatch_body(execution)
+                    )
+                finally:
+                    execution._signal_writable = False
+                    execution._signal = execution._caller
+                result = self._normalize(execution, returned)
+            else:
+                result = await self._dispatch_body(execution)
+            deferred = execution._deferred
+            if deferred:
+                contexts = snapshot_json([*deferred, *result.additional_contexts])
+                result = _rebuild(result, result.content, result.meta, contexts)
+            if not result.is_error and execution._caller.aborted:
+                result = _aborted(execution._body_invoked, result.additional_contexts)
+            return "post-result", result
+        except asyncio.CancelledError:
+            raise
+        except BaseException as error:
+            return "final-result", tool_error_result(error)
+
+    async def _dispatch_body(self, execution: ToolExecution) -> ToolExecutionResult:
+        wrapper_signal = execution._signal
+        if wrapper_signal is execution._caller:
+            fused, detach = wrapper_signal, _noop
+        else:
+            fused, detach = fuse_signals(execution._caller, wrapper_signal)
+        try:
+            if fused.aborted:
+                result: ToolExecutionResult = _aborted(False)
+                execution._canonical = result
+                return result
+            execution._signal = fused
+            definition = self._registry.resolve_execution(execution.name, execution.agent, execution.parent is not None)
+            try:
+                if definition is None:
+                    raise ToolNotFoundError(f'unknown tool "{execution.name}"')
+                execution._body_invoked = True
+                if definition.validate_arguments is not None:
+                    violations = definition.validate_arguments(execution.arguments)
+                    if violations:
+                        raise ToolArgsError(violations)
+                if definition.body_is_async:
+                    value = await definition.execute(execution.arguments, execution)
+                else:
+                    value = await self._run_sync_body(definition, execution)
+                result = self._success(execution, definition, value, ())
+                if fused.aborted:
+                    result = _aborted(True)
+            except asyncio.CancelledError:
+                raise
+            except BaseException as error:
+                result = tool_error_result(error)
+            execution._canonical = result
+            return result
+        finally:
+            execution._signal = wrapper_signal
+            detach()
+
+    async def _run_sync_body(self, definition: ToolDefinition, execution: ToolExecution) -> Any:
+        if definition.run_inline:
+            outcome = definition.execute(execution.arguments, execution)
+        else:
+            outcome = await self._run_on_thread(definition, execution)
+        if inspect.isawaitable(outcome):
+            outcome = await outcome
+        return outcome
+
+    async def _run_on_thread(self, definition: ToolDefinition, execution: ToolExecution) -> Any:
+        # A worker thread cannot be interrupted. If the awaiting task is cancelled, the body's signal
+        # fires so a cooperative body can stop; one that ignores it is reported, never forgotten.
+        thread_abort = AbortController()
+        body_signal, detach = fuse_signals(execution._signal, thread_abort.signal)
+        execution._signal = body_signal
+        loop = asyncio.get_running_loop()
+        context = contextvars.copy_context()
+        future = loop.run_in_executor(None, context.run, definition.execute, execution.arguments, execution)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            thread_abort.abort("the task awaiting this tool call was cancelled")
+            if not future.done():
+                from .events import logger
+
+                logger.warning(
+                    'tool "%s" (%s): task cancelled while its synchronous body runs on a worker thread; '
+                    "the thread was signalled and keeps running until the body returns",
+                    execution.name,
+                    execution.call_id,
+                )
+            raise
+        finally:
+            detach()
+
+    def _success(
+        self, execution: ToolExecution, definition: ToolDefinition, value: Any, contexts: Any
+    ) -> ToolSuccess:
+        """Snapshot, validate, freeze and render a canonical value (S1)."""
+        name = execution.name
+        try:
+            snapshot = snapshot_json(value)
+        except NotLosslessJsonError:
+            raise ToolOutputError(name, "value is not lossless JSON") from None
+        except Exception as error:
+            raise ToolOutputError(name, f"value snapshot failed: {message_of(error)}") from None
+        validator = definition.compiled_output
+        if validator is None:
+            from .schema import compile_validator
+
+            validator = compile_validator(definition.output.schema)
+            object.__setattr__(definition, "compiled_output", validator)
+        violations = validator.validate(snapshot, "value")
+        if violations:
+            raise ToolOutputError(name, "; ".join(violations), violations)
+        output = definition.output
+        content = _project(name, "render", output.render, execution.arguments, snapshot)
+        content = _as_content(name, content)
+        meta = None
+        if execution.parent is None and output.presentation_meta is not None:
+            meta = _project(name, "presentation_meta", output.presentation_meta, execution.arguments, snapshot)
+        return make_success(snapshot, content, meta, contexts, execution._concluded)
+
+    def _normalize(self, execution: ToolExecution, returned: Any) -> ToolExecutionResult:
+        """What a ``tools/execute`` chain returned, re-bound to this call's output declaration."""
+        if returned is execution._canonical and returned is not None:
+            return returned  # type: ignore[no-any-return]
+        if isinstance(returned, ToolFailure):
+            error = returned.error
+            if not isinstance(error, ToolError):
+                raise TypeError("a tools/execute wrapper returned a ToolFailure without a ToolError")
+            return make_failure(
+                ToolError(str(error.message), error.info),
+                _as_content(execution.name, snapshot_json(returned.content)),
+                _frozen(returned.meta),
+                _frozen(returned.additional_contexts),
+            )
+        if isinstance(returned, ToolSuccess):
+            # A wrapper-authored (or cached) success is revalidated under the active declaration;
+            # its own content is ignored and re-rendered from the value.
+            definition = self._registry.resolve_execution(
+                execution.name, execution.agent, execution.parent is not None
+            )
+            if definition is None:
+                raise ToolNotFoundError(f'unknown tool "{execution.name}"')
+            return self._success(execution, definition, returned.value, _frozen(returned.additional_contexts))
+        raise TypeError(
+            f"a tools/execute wrapper must return a ToolSuccess or ToolFailure (return await next()), got {returned!r}"
+        )
+
+    # --- stage 4: finalize (post-execute) ------------------------------------------------------
+
+    async def finalize(self, execution: ToolExecution, result: ToolExecutionResult) -> ToolExecutionResult:
+        """Run ``tools/post-execute``, then :meth:`finish`."""
+        try:
+            listeners = self._listeners(execution, "tools/post-execute")
+            if listeners:
+                decision = await EventBus.waterfall(listeners, (execution, result), _accept)
+                result = self._apply_post(execution, result, decision)
+            if not result.is_error and execution._caller.aborted:
+                result = _aborted(execution._body_invoked, result.additional_contexts)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as error:
+            result = tool_error_result(error)
+        return self.finish(execution, result)
+
+    def _apply_post(self, execution: ToolExecution, result: ToolExecutionResult, decision: Any) -> ToolExecutionResult:
+        if isinstance(decision, Block):
+            feedback = _as_content(execution.name, snapshot_json(decision.feedback))
+            return make_failure(
+                ToolError(_feedback_message(feedback)), feedback, None, _frozen(decision.additional_contexts)
+            )
+        if not isinstance(decision, Accept):
+            raise TypeError(
+                f"tools/post-execute must return Accept or Block (return next() to delegate), got {decision!r}"
+            )
+        replaces_content = decision.content is not UNSET
+        replaces_value = decision.value is not UNSET
+        contexts = _join_contexts(result.additional_contexts, _frozen(decision.additional_contexts))
+        if replaces_content and replaces_value:
+            raise TypeError("tools/post-execute accept decision cannot replace both value and content")
+        if replaces_value:
+            if result.is_error:
+                raise TypeError("tools/post-execute cannot replace the value of a failed result")
+            definition = self._registry.resolve_execution(
+                execution.name, execution.agent, execution.parent is not None
+            )
+            if definition is None:
+                raise ToolNotFoundError(f'unknown tool "{execution.name}"')
+            return self._success(execution, definition, decision.value, contexts)
+        if replaces_content:
+            content = _as_content(execution.name, snapshot_json(decision.content))
+            return _rebuild(result, content, result.meta, contexts)
+        if contexts is result.additional_contexts:
+            return result
+        return _rebuild(result, result.content, result.meta, contexts)
+
+    # --- stage 5: finish -----------------------------------------------------------------------
+
+    def finish(self, execution: ToolExecution, result: ToolExecutionResult) -> ToolExecutionResult:
+        """Materialise, apply ``finalize_content`` once, freeze, and publish ``tools/result``."""
+        result = _materialize(result)
+        finalizer = execution._finalizer
+        if finalizer is not None:
+            execution._finalizer = None
+            try:
+                replacement = finalizer(execution, result)
+                if replacement is not None:
+                    content = _as_content(execution.name, snapshot_json(replacement))
+                    result = _rebuild(result, content, result.meta, result.additional_contexts)
+            except asyncio.CancelledError:
+                raise
+            except BaseException as error:
+                result = _materialize(tool_error_result(error))
+        execution._frozen = True
+        listeners = self._listeners(execution, "tools/result")
+        if listeners:
+            name, call_id = execution.name, execution.call_id
+            self._events.emit(
+                listeners,
+                (execution, result),
+                lambda message: f'tool "{name}" ({call_id}): tools/result observer failed: {message}',
+            )
+        return result
+
+    # --- the whole pipeline --------------------------------------------------------------------
+
+    async def execute(self, call: ToolExecutionInput) -> ToolExecutionResult:
+        """Run one call through every stage. Returns a result for every model mistake."""
+        execution, early = self._create(call)
+        if early is not None:
+            return self.finish(execution, early)
+        try:
+            # Stages with nothing to do are skipped outright: the common call (no policy listeners,
+            # no guards) costs a few microseconds, and every feature costs only when it is used.
+            events = self._events._listeners
+            result: ToolExecutionResult | None
+            kind: str
+            if events.get("tools/pre-execute") or self._registry.guard_count or execution._signal.aborted:
+                kind, result = await self._prepare(execution)
+            else:
+                kind, result = "dispatch", None
+            if kind == "dispatch":
+                kind, result = await self._dispatch(execution)
+            assert result is not None
+            if kind == "post-result":
+                if events.get("tools/post-execute"):
+                    return await self.finalize(execution, result)
+                if not result.is_error and execution._caller.aborted:
+                    result = _aborted(execution._body_invoked, result.additional_contexts)
+            return self.finish(execution, result)
+        except asyncio.CancelledError:
+            if not execution._frozen:
+                # Observers hear that the call ended; the task's cancellation still propagates.
+                self.finish(execution, _aborted(execution._body_invoked))
+            raise
+
+
+def _noop() -> None:
+    return None
+
+
+async def _allow() -> Allow:
+    return _ALLOW
+
+
+async def _accept() -> Accept:
+    return _ACCEPT
+
+
+def _project(name: str, label: str, projector: Callable[[Any, Any], Any], arguments: Any, value: Any) -> Any:
+    try:
+        projected = projector(arguments, value)
+    except asyncio.CancelledError:
+        raise
+    except BaseException as error:
+        raise ToolOutputError(name, f"output.{label} failed: {message_of(error)}") from None
+    try:
+        return snapshot_json(projected)
+    except NotLosslessJsonError:
+        raise ToolOutputError(name, f"output.{label} returned non-lossless JSON") from None
+    except Exception as error:
+        raise ToolOutputError(name, f"output.{label} failed: {message_of(error)}") from None
+
+
+def _as_content(name: str, content: Any) -> Any:
+    """Content must be a list of ``{"type": ...}`` blocks; a bare string is one text block."""
+    if isinstance(content, str):
+        return _text(content)
+    if isinstance(content, list):
+        for block in content:
+            if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+                break
+        else:
+            return content
+    raise ToolOutputError(name, 'content must be a list of {"type": ...} blocks')
+
+
+def _frozen(value: Any) -> Any:
+    """``value`` as a frozen snapshot; results keep ``()`` and ``None`` as their empty values."""
+    if value is None or value == ():
+        return value
+    return snapshot_json(value)
+
+
+def _materialize(result: ToolExecutionResult) -> ToolExecutionResult:
+    """Snapshot every durable field (a no-op for fields that are already frozen snapshots)."""
+    try:
+        content = _frozen(result.content)
+        meta = _frozen(result.meta)
+        contexts = _frozen(result.additional_contexts)
+        unchanged = content is result.content and meta is result.meta and contexts is result.additional_contexts
+        if isinstance(result, ToolFailure):
+            if not isinstance(result.error, ToolError) or not isinstance(result.error.message, str):
+                raise TypeError("tool result must be losslessly JSON-serializable")
+        if unchanged:
+            return result
+        return _rebuild(result, content, meta, contexts)
+    except NotLosslessJsonError:
+        return _failure("tool result must be losslessly JSON-serializable")
+    except Exception as error:
+        return tool_error_result(error)

@@ -1,0 +1,69 @@
+"""Schemas for tool parameters and outputs: the raw JSON-Schema subset, its validator, the DSL.
+
+Three layers, each usable on its own:
+
+* :mod:`~toolrt.schema.subset` — the enforced raw JSON-Schema subset (what the model sees):
+  :func:`assert_supported_json_schema` reports *every* unsupported construct at once.
+* :mod:`~toolrt.schema.validator` — :func:`compile_validator` turns an asserted schema into a
+  :class:`Validator` whose ``validate(value, path)`` returns path-qualified violation messages,
+  byte-identical to upstream ``@dsh-cc/tools``; :func:`validate_json_schema_value` does the same
+  with a small identity-keyed cache of compiled validators.
+* :mod:`~toolrt.schema.dsl` — the author DSL ``define_tool`` takes (:data:`ParameterSchemaSpec`,
+  :data:`ValueSchemaSpec`), compiled to the raw subset.
+
+Python adaptations of upstream's JavaScript rules are documented in each module; the short form:
+a JSON object is a ``dict`` with ``str`` keys, an array a ``list``/``tuple``, ``None`` is ``null``
+(never "missing"), ``bool`` is never a number, and every walk is iterative.
+"""
+
+from __future__ import annotations
+
+from .dsl import (
+    ArrayValueSchemaSpec,
+    BooleanValueSchemaSpec,
+    IntegerValueSchemaSpec,
+    JsonValueSchemaSpec,
+    NullValueSchemaSpec,
+    NumberValueSchemaSpec,
+    ObjectValueSchemaSpec,
+    OneOfValueSchemaSpec,
+    ParameterPropertySpec,
+    ParameterSchemaSpec,
+    StringValueSchemaSpec,
+    ValueSchemaSpec,
+    parameter_schema_spec_to_json_schema,
+    validate_args,
+    value_schema_spec_to_json_schema,
+)
+from .subset import (
+    SCHEMA_TYPES,
+    assert_object_json_schema,
+    assert_supported_json_schema,
+    json_schema_violations,
+)
+from .validator import Validator, compile_validator, validate_json_schema_value
+
+__all__ = [
+    "SCHEMA_TYPES",
+    "ArrayValueSchemaSpec",
+    "BooleanValueSchemaSpec",
+    "IntegerValueSchemaSpec",
+    "JsonValueSchemaSpec",
+    "NullValueSchemaSpec",
+    "NumberValueSchemaSpec",
+    "ObjectValueSchemaSpec",
+    "OneOfValueSchemaSpec",
+    "ParameterPropertySpec",
+    "ParameterSchemaSpec",
+    "StringValueSchemaSpec",
+    "Validator",
+    "ValueSchemaSpec",
+    "assert_object_json_schema",
+    "assert_supported_json_schema",
+    "compile_validator",
+    "json_schema_violations",
+    "parameter_schema_spec_to_json_schema",
+    "validate_args",
+    "validate_json_schema_value",
+    "value_schema_spec_to_json_schema",
+]
