@@ -40,7 +40,17 @@ from .cc_names import (
     translate_tool_names,
 )
 from .content import ContentBlock, TextBlock, UserMessage, content_text, text_content, user_message
-from .decisions import UNSET, Accept, Allow, Ask, Block, Deny, ExecutionMode, PostToolDecision, PreToolDecision
+from .decisions import (
+    UNSET,
+    Accept,
+    Allow,
+    Ask,
+    Block,
+    Deny,
+    ExecutionMode,
+    PostToolDecision,
+    PreToolDecision,
+)
 from .decorator import tool
 from .define import OutputSpec, define_tool
 from .definition import PresentedResult, ToolDefinition, ToolOutput, ToolSchema, render_value_as_text

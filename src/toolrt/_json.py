@@ -45,7 +45,7 @@ __all__ = [
     "thaw",
 ]
 
-JsonValue: TypeAlias = "None | bool | int | float | str | list[JsonValue] | dict[str, JsonValue]"
+JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
 """Any JSON value. Snapshots use :class:`FrozenList` / :class:`FrozenDict` for containers."""
 
 MAX_SAFE_INTEGER = 2**53 - 1
@@ -83,7 +83,7 @@ class FrozenDict(dict[str, Any]):
 
     __setitem__ = _immutable
     __delitem__ = _immutable
-    __ior__ = _immutable  # type: ignore[assignment]
+    __ior__ = _immutable
     clear = _immutable
     pop = _immutable
     popitem = _immutable
@@ -111,15 +111,15 @@ class FrozenList(list[Any]):
 
     __setitem__ = _immutable
     __delitem__ = _immutable
-    __iadd__ = _immutable  # type: ignore[assignment]
-    __imul__ = _immutable  # type: ignore[assignment]
+    __iadd__ = _immutable
+    __imul__ = _immutable
     append = _immutable
     extend = _immutable
     insert = _immutable
     pop = _immutable
     remove = _immutable
     clear = _immutable
-    sort = _immutable  # type: ignore[assignment]
+    sort = _immutable
     reverse = _immutable
 
     def __copy__(self) -> list[Any]:
@@ -178,7 +178,7 @@ def _check_int(value: int) -> int:
 
 
 def _check_float(value: float) -> float:
-    if value != value or value in (math.inf, -math.inf):
+    if math.isnan(value) or math.isinf(value):
         raise NotLosslessJsonError("NaN and infinities are not JSON numbers")
     if value == 0.0 and math.copysign(1.0, value) < 0:
         raise NotLosslessJsonError("-0.0 is not lossless JSON (it reads back as 0)")
@@ -332,7 +332,7 @@ def _flat_scalars(value: dict[Any, Any]) -> bool:
             if -MAX_SAFE_INTEGER <= child <= MAX_SAFE_INTEGER:
                 continue
             return False
-        if kind is float and child == child and -math.inf < child < math.inf and child != 0.0:
+        if kind is float and math.isfinite(child) and child != 0.0:
             continue
         return False
     return True
@@ -349,9 +349,14 @@ def _flat_list(value: list[Any]) -> FrozenList | None:
             block = _new_dict()
             _dict_update(block, child)
             _list_append(target, block)
-        elif kind is FrozenDict or kind is FrozenList or kind is str or child is None or kind is bool:
-            _list_append(target, child)
-        elif kind is int and -MAX_SAFE_INTEGER <= child <= MAX_SAFE_INTEGER:
+        elif (
+            kind is FrozenDict
+            or kind is FrozenList
+            or kind is str
+            or child is None
+            or kind is bool
+            or (kind is int and -MAX_SAFE_INTEGER <= child <= MAX_SAFE_INTEGER)
+        ):
             _list_append(target, child)
         else:
             return None
@@ -450,7 +455,7 @@ def js_number(number: int | float) -> str:
         if -(10**21) < number < 10**21:
             return str(number)
         number = float(number)
-    if number != number:
+    if math.isnan(number):
         return "NaN"
     if number in (math.inf, -math.inf):
         return "Infinity" if number > 0 else "-Infinity"

@@ -97,7 +97,9 @@ class ToolDefinition:
     parameters: Mapping[str, Any]
     output: ToolOutput
     execute: ToolBody
-    finalize_content: Callable[[ToolExecution, ToolExecutionResult], Sequence[ContentBlock] | None] | None = None
+    finalize_content: Callable[[ToolExecution, ToolExecutionResult], Sequence[ContentBlock] | None] | None = (
+        None
+    )
     timeout_ms: float | None = None
     is_concurrency_safe: Callable[[Any], bool] | None = None
     present_call: Callable[[Any], ToolCallView | None] | None = None

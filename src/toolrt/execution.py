@@ -78,7 +78,7 @@ class ToolExecution:
         "_token",
     )
 
-    def __init__(
+    def __init__(  # noqa: PLR0917 - positional on purpose: the pipeline builds one per call
         self,
         call_id: str,
         root_call_id: str,
@@ -154,7 +154,9 @@ class ToolExecution:
     @signal.setter
     def signal(self, value: AbortSignal) -> None:
         if not self._signal_writable or self._frozen:
-            raise AttributeError("cannot set ToolExecution.signal: only a tools/execute wrapper may replace it")
+            raise AttributeError(
+                "cannot set ToolExecution.signal: only a tools/execute wrapper may replace it"
+            )
         if not isinstance(value, AbortSignal):
             raise TypeError("ToolExecution.signal must be an AbortSignal")
         self._signal = value

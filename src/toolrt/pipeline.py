@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -180,7 +180,9 @@ class Pipeline:
             if signal.aborted:
                 return execution, _aborted(False)
             execution._finalizer = None
-            return execution, _failure(_collapsed_message(name), ToolErrorInfo("ToolNotFoundError", "UNKNOWN_TOOL"))
+            return execution, _failure(
+                _collapsed_message(name), ToolErrorInfo("ToolNotFoundError", "UNKNOWN_TOOL")
+            )
         return execution, None
 
     def _listeners(self, execution: ToolExecution, event: str) -> Any:
@@ -220,12 +222,12 @@ class Pipeline:
                     "tools/pre-execute must return a decision (Allow, Deny or Ask; return next() to "
                     f"delegate), got {decision!r}"
                 )
-            if approval_cancelled and caller.aborted:
+            if approval_cancelled and _fired(caller):
                 return "post-result", _aborted(False)
             reason = decision.reason if type(decision) is Deny else self._registry.guard_reason(execution)
             if reason is not None:
                 return "post-result", _failure(str(reason))
-            if caller.aborted:
+            if _fired(caller):
                 return "post-result", _aborted(False)
             return "dispatch", None
         except asyncio.CancelledError:
@@ -237,12 +239,19 @@ class Pipeline:
         name = execution.name
         approval = self.approval
         if approval is None:
-            return Deny(ask.reason if ask.reason is not None else f'tool "{name}" requires approval (not yet supported)'), False
+            return Deny(
+                ask.reason
+                if ask.reason is not None
+                else f'tool "{name}" requires approval (not yet supported)'
+            ), False
         if execution.agent is None:
-            return Deny(f'tool "{name}" requires approval, but the call has no agent to route it through'), False
+            return Deny(
+                f'tool "{name}" requires approval, but the call has no agent to route it through'
+            ), False
         from .approval import ApprovalRequest
 
-        outcome = await approval.request(
+        # Typed as object: the service is third-party code and may answer outside the protocol.
+        outcome: object = await approval.request(
             ApprovalRequest(
                 agent=execution.agent,
                 tool_name=name,
@@ -315,7 +324,9 @@ class Pipeline:
                 execution._canonical = result
                 return result
             execution._signal = fused
-            definition = self._registry.resolve_execution(execution.name, execution.agent, execution.parent is not None)
+            definition = self._registry.resolve_execution(
+                execution.name, execution.agent, execution.parent is not None
+            )
             try:
                 if definition is None:
                     raise ToolNotFoundError(f'unknown tool "{execution.name}"')
@@ -329,7 +340,7 @@ class Pipeline:
                 else:
                     value = await self._run_sync_body(definition, execution)
                 result = self._success(execution, definition, value, ())
-                if fused.aborted:
+                if _fired(fused):
                     result = _aborted(True)
             except asyncio.CancelledError:
                 raise
@@ -401,7 +412,9 @@ class Pipeline:
         content = _as_content(name, content)
         meta = None
         if execution.parent is None and output.presentation_meta is not None:
-            meta = _project(name, "presentation_meta", output.presentation_meta, execution.arguments, snapshot)
+            meta = _project(
+                name, "presentation_meta", output.presentation_meta, execution.arguments, snapshot
+            )
         return make_success(snapshot, content, meta, contexts, execution._concluded)
 
     def _normalize(self, execution: ToolExecution, returned: Any) -> ToolExecutionResult:
@@ -428,7 +441,8 @@ class Pipeline:
                 raise ToolNotFoundError(f'unknown tool "{execution.name}"')
             return self._success(execution, definition, returned.value, _frozen(returned.additional_contexts))
         raise TypeError(
-            f"a tools/execute wrapper must return a ToolSuccess or ToolFailure (return await next()), got {returned!r}"
+            "a tools/execute wrapper must return a ToolSuccess or ToolFailure (return await next()), "
+            f"got {returned!r}"
         )
 
     # --- stage 4: finalize (post-execute) ------------------------------------------------------
@@ -448,7 +462,9 @@ class Pipeline:
             result = tool_error_result(error)
         return self.finish(execution, result)
 
-    def _apply_post(self, execution: ToolExecution, result: ToolExecutionResult, decision: Any) -> ToolExecutionResult:
+    def _apply_post(
+        self, execution: ToolExecution, result: ToolExecutionResult, decision: Any
+    ) -> ToolExecutionResult:
         if isinstance(decision, Block):
             feedback = _as_content(execution.name, snapshot_json(decision.feedback))
             return make_failure(
@@ -456,7 +472,8 @@ class Pipeline:
             )
         if not isinstance(decision, Accept):
             raise TypeError(
-                f"tools/post-execute must return Accept or Block (return next() to delegate), got {decision!r}"
+                "tools/post-execute must return Accept or Block (return next() to delegate), "
+                f"got {decision!r}"
             )
         replaces_content = decision.content is not UNSET
         replaces_value = decision.value is not UNSET
@@ -544,6 +561,11 @@ def _noop() -> None:
     return None
 
 
+def _fired(signal: AbortSignal) -> bool:
+    """Re-read ``signal.aborted`` after an ``await`` (a plain read would be narrowed by type checkers)."""
+    return signal.aborted
+
+
 async def _allow() -> Allow:
     return _ALLOW
 
@@ -593,10 +615,13 @@ def _materialize(result: ToolExecutionResult) -> ToolExecutionResult:
         content = _frozen(result.content)
         meta = _frozen(result.meta)
         contexts = _frozen(result.additional_contexts)
-        unchanged = content is result.content and meta is result.meta and contexts is result.additional_contexts
-        if isinstance(result, ToolFailure):
-            if not isinstance(result.error, ToolError) or not isinstance(result.error.message, str):
-                raise TypeError("tool result must be losslessly JSON-serializable")
+        unchanged = (
+            content is result.content and meta is result.meta and contexts is result.additional_contexts
+        )
+        if isinstance(result, ToolFailure) and (
+            not isinstance(result.error, ToolError) or not isinstance(result.error.message, str)
+        ):
+            raise TypeError("tool result must be losslessly JSON-serializable")
         if unchanged:
             return result
         return _rebuild(result, content, meta, contexts)

@@ -500,4 +500,3 @@ def _name_set(names: Iterable[str] | None, label: str) -> frozenset[str] | None:
         if not isinstance(name, str):
             raise TypeError(f"tools.restrict() {label} names must be strings, got {name!r}")
     return frozenset(collected)
-

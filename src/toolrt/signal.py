@@ -18,6 +18,7 @@ False
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Callable
 
@@ -70,23 +71,18 @@ class AbortSignal:
     def _remove(self, callback: AbortCallback) -> None:
         with self._lock:
             if self._callbacks is not None:
-                try:
+                with contextlib.suppress(ValueError):
                     self._callbacks.remove(callback)
-                except ValueError:
-                    pass
 
     async def wait(self) -> object:
         """Wait until the signal fires and return its reason."""
-        if self._aborted:
-            return self._reason
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         with self._lock:
-            if not self._aborted:
-                if self._waiters is None:
-                    self._waiters = []
-                self._waiters.append(future)
-            else:
-                future.set_result(None)
+            if self._aborted:
+                return self._reason
+            if self._waiters is None:
+                self._waiters = []
+            self._waiters.append(future)
         try:
             await future
         finally:
@@ -102,10 +98,10 @@ class AbortSignal:
 
             raise AbortError(f"aborted: {self._reason}", TOOL_ABORTED)
 
-    def _fire(self, reason: object) -> bool:
+    def _fire(self, reason: object) -> None:
         with self._lock:
             if self._aborted:
-                return False
+                return
             self._aborted = True
             self._reason = reason
             callbacks, self._callbacks = self._callbacks, None
@@ -116,7 +112,6 @@ class AbortSignal:
                 loop.call_soon_threadsafe(_resolve, waiter)
         for callback in callbacks or ():
             _call_quietly(callback, reason)
-        return True
 
     @staticmethod
     def never() -> AbortSignal:
@@ -156,10 +151,8 @@ def _resolve(future: asyncio.Future[None]) -> None:
 
 
 def _call_quietly(callback: AbortCallback, reason: object) -> None:
-    try:
+    with contextlib.suppress(Exception):
         callback(reason)
-    except Exception:
-        pass
 
 
 def _noop() -> None:

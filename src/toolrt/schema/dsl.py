@@ -31,7 +31,7 @@ from typing import Any, Final, Literal, NotRequired, TypeAlias, TypedDict
 
 from .._json import JsonValue
 from ..errors import JsonSchemaError
-from .subset import _read_array, _read_record, assert_supported_json_schema
+from .subset import _Path, _read_array, _read_record, _render, assert_supported_json_schema
 from .validator import compile_validator
 
 __all__ = [
@@ -273,10 +273,10 @@ def _copy_annotations(record: Mapping[str, Any], node: dict[str, Any]) -> None:
             node[key] = record[key]
 
 
-def _check_keys(record: Mapping[str, Any], path: str, allowed: frozenset[str], required: bool) -> None:
+def _check_keys(record: Mapping[str, Any], path: _Path, allowed: frozenset[str], required: bool) -> None:
     for key in record:
         if key not in allowed and not (required and key == "required"):
-            raise _author_error(f"{path}.{key} is not supported by the value schema DSL")
+            raise _author_error(f"{_render(path)}.{key} is not supported by the value schema DSL")
 
 
 def _run(holder: dict[str, Any], initial: tuple[Any, ...]) -> None:
@@ -302,20 +302,20 @@ def _run(holder: dict[str, Any], initial: tuple[Any, ...]) -> None:
             _, spec, path, key, compiled_properties, required = task
             record = _read_record(spec)
             if record is None:
-                raise _author_error(f"{path} must be a value schema object")
+                raise _author_error(f"{_render(path)} must be a value schema object")
             if "required" in record:
                 if record["required"] is not True:
-                    raise _author_error(f"{path}.required must be true when present")
+                    raise _author_error(f"{_render(path)}.required must be true when present")
                 required.append(key)
             push((_VALUE, spec, path, True, compiled_properties, key))
         elif tag == _PROPERTY_MAP:
             _, spec, path, target = task
             record = _read_record(spec)
             if record is None:
-                raise _author_error(f"{path} must be an object of value schemas")
+                raise _author_error(f"{_render(path)} must be an object of value schemas")
             identity = id(spec)
             if identity in ancestors:
-                raise _author_error(f"{path} is circular")
+                raise _author_error(f"{_render(path)} is circular")
             ancestors.add(identity)
             push((_LEAVE, identity))
             properties: dict[str, Any] = {}
@@ -325,7 +325,7 @@ def _run(holder: dict[str, Any], initial: tuple[Any, ...]) -> None:
             entries = list(record.items())
             for index in range(len(entries) - 1, -1, -1):
                 name, child = entries[index]
-                push((_PROPERTY, child, f"{path}.{name}", name, properties, required_names))
+                push((_PROPERTY, child, (path, f".{name}"), name, properties, required_names))
         else:
             _compile_value(task, ancestors, push)
 
@@ -337,10 +337,10 @@ def _compile_value(
     _, spec, path, allow_required, container, slot = task
     record = _read_record(spec)
     if record is None:
-        raise _author_error(f"{path} must be a value schema object")
+        raise _author_error(f"{_render(path)} must be a value schema object")
     identity = id(spec)
     if identity in ancestors:
-        raise _author_error(f"{path} is circular")
+        raise _author_error(f"{_render(path)} is circular")
     ancestors.add(identity)
     push((_LEAVE, identity))
     node: dict[str, Any] = {}
@@ -349,15 +349,15 @@ def _compile_value(
     if "oneOf" in record:
         _check_keys(record, path, _ONE_OF_KEYS, allow_required)
         if "type" in record:
-            raise _author_error(f"{path} cannot declare both type and oneOf")
+            raise _author_error(f"{_render(path)} cannot declare both type and oneOf")
         branches_in = _read_array(record["oneOf"])
         if branches_in is None:
-            raise _author_error(f"{path}.oneOf must be an array of at least two value schemas")
+            raise _author_error(f"{_render(path)}.oneOf must be an array of at least two value schemas")
         branches: list[Any] = [None] * len(branches_in)
         node["oneOf"] = branches
         _copy_annotations(record, node)
         for index in range(len(branches_in) - 1, -1, -1):
-            push((_VALUE, branches_in[index], f"{path}.oneOf[{index}]", False, branches, index))
+            push((_VALUE, branches_in[index], (path, f".oneOf[{index}]"), False, branches, index))
         return
 
     declared_type = record.get("type")
@@ -368,18 +368,18 @@ def _compile_value(
     elif kind == "object":
         _check_keys(record, path, _OBJECT_KEYS, allow_required)
         if type(record.get("additionalProperties")) is not bool:
-            raise _author_error(f"{path}.additionalProperties must be explicitly true or false")
+            raise _author_error(f"{_render(path)}.additionalProperties must be explicitly true or false")
         node["type"] = "object"
         _copy_annotations(record, node)
         node["additionalProperties"] = record["additionalProperties"]
         if "properties" in record:
-            push((_PROPERTY_MAP, record["properties"], f"{path}.properties", node))
+            push((_PROPERTY_MAP, record["properties"], (path, ".properties"), node))
     elif kind == "array":
         _check_keys(record, path, _ARRAY_KEYS, allow_required)
         node["type"] = "array"
         _copy_annotations(record, node)
         if "items" in record:
-            push((_VALUE, record["items"], f"{path}.items", False, node, "items"))
+            push((_VALUE, record["items"], (path, ".items"), False, node, "items"))
     elif kind in _SCALAR_TYPES:
         _check_keys(record, path, _SCALAR_KEYS, allow_required)
         node["type"] = kind
@@ -387,11 +387,11 @@ def _compile_value(
         if "enum" in record:
             entries = _read_array(record["enum"])
             if entries is None:
-                raise _author_error(f"{path}.enum must be a non-empty array of scalar values")
+                raise _author_error(f"{_render(path)}.enum must be a non-empty array of scalar values")
             node["enum"] = list(entries)
         if "const" in record:
             node["const"] = record["const"]
     else:
         raise _author_error(
-            f"{path}.type must be string/number/integer/boolean/null/array/object/json, or use oneOf"
+            f"{_render(path)}.type must be string/number/integer/boolean/null/array/object/json, or use oneOf"
         )

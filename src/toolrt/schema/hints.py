@@ -325,7 +325,7 @@ class _Node:
 
     schema: dict[str, Any]
     kinds: frozenset[str]
-    label: str
+    label: Any  # the hint (or a text) to name this node in messages; formatted only on error
     to_python: Converter | None = None
     to_json: Converter | None = None
     # The Python classes ``to_json`` applies to, so a union can pick the branch for a return value.
@@ -465,7 +465,7 @@ class _Walk:
         origin = get_origin(hint)
         args = get_args(hint)
         if origin is Literal:
-            return _literal(args, _fmt(hint), ask)
+            return _literal(args, hint, ask)
         if origin is Union or origin is types.UnionType:
             return (yield from self._union(hint, ask))
         if isinstance(hint, TypeVar):
@@ -519,7 +519,10 @@ class _Walk:
                     nodes.append(branch)
         if any(node.kinds == _ALL_KINDS for node in nodes):
             # ``Any | None`` is just Any. Keeping a oneOf would match a value twice.
-            converting = [node.label for node in nodes if node.to_python or node.to_json]
+            # (int's 2.0 → 2 normalisation is no real conversion: Any passes 2.0 through.)
+            converting = [
+                _fmt(node.label) for node in nodes if node.to_json or node.to_python not in (None, _to_int)
+            ]
             if converting:
                 raise _Unsupported(
                     f"{_fmt(hint)} mixes Any with {converting[0]}, which needs conversion; a value "
@@ -533,7 +536,7 @@ class _Walk:
                 shared = _overlap(first.kinds, second.kinds)
                 if shared:
                     raise _Unsupported(
-                        f"union {_fmt(hint)}: branches {first.label} and {second.label} can match the "
+                        f"union {_fmt(hint)}: branches {_fmt(first.label)} and {_fmt(second.label)} can match the "
                         f"same JSON value (both accept JSON {shared}), but oneOf requires exactly one "
                         "branch to match, so such a value would always be rejected; use branches of "
                         "distinct JSON types (string/number/boolean/null/array/object)",
@@ -541,7 +544,7 @@ class _Walk:
                     )
         if len(nodes) == 1:
             return nodes[0]
-        return _one_of(nodes, _fmt(hint))
+        return _one_of(nodes, hint)
 
     # -- containers -----------------------------------------------------------------------------
 
@@ -569,7 +572,7 @@ class _Walk:
         return _Node(
             schema,
             frozenset({"array"}),
-            _fmt(hint),
+            hint,
             to_python=to_python,
             to_json=to_json,
             out_classes=(list, tuple) if to_json else (),
@@ -599,7 +602,7 @@ class _Walk:
             # Python 3.11, ``__required_keys__`` cannot see markers inside string annotations.
             required = _explicit_requiredness(hint)
             fields.append(_Field(key, key, hint, key in required_keys if required is None else required))
-        node = yield from _object(fields, ask, ns, doc, additional=False, label=_fmt(cls))
+        node = yield from _object(fields, ask, ns, doc, additional=False, label=cls)
         converters = [(f.key, n.to_python) for f, n in zip(fields, node.branches, strict=True) if n.to_python]
         outputs = [(f.key, n.to_json) for f, n in zip(fields, node.branches, strict=True) if n.to_json]
         result = _Node(
@@ -651,7 +654,7 @@ class _Walk:
                     described if isinstance(described, str) else None,
                 )
             )
-        node = yield from _object(fields, ask, _module_ns(cls), doc, additional=False, label=_fmt(cls))
+        node = yield from _object(fields, ask, _module_ns(cls), doc, additional=False, label=cls)
         plan = tuple((f.key, n.to_python) for f, n in zip(fields, node.branches, strict=True))
         # An Any-typed field may still hold an Enum/dataclass: convert it value-directed.
         out_plan = tuple(
@@ -704,13 +707,13 @@ class _Walk:
                     )
                 )
             extra = getattr(cls, "model_config", {}).get("extra")
-            node = yield from _object(fields, inner, ns, doc, additional=extra == "allow", label=_fmt(cls))
+            node = yield from _object(fields, inner, ns, doc, additional=extra == "allow", label=cls)
             schema = node.schema
             kinds = node.kinds
         result = _Node(
             schema,
             kinds,
-            _fmt(cls),
+            cls,
             to_python=_model_converter(cls),
             to_json=_model_out(cls),
             out_classes=(cls,),
@@ -746,7 +749,7 @@ def _object(
     doc: Docstring,
     *,
     additional: bool,
-    label: str,
+    label: Any,
 ) -> _Walker:
     """Map the fields of a TypedDict/dataclass/model; the result's ``branches`` are the field nodes."""
     properties: dict[str, Any] = {}
@@ -796,7 +799,7 @@ def _open_object(hint: Any, args: tuple[Any, ...], ask: _Ask) -> _Node:
                 "model with named fields, or dict[str, Any]",
                 ask.path,
             )
-    return _Node({"type": "object"}, frozenset({"object"}), _fmt(hint))
+    return _Node({"type": "object"}, frozenset({"object"}), hint)
 
 
 def _scalar_kind(value: Any) -> str | None:
@@ -813,14 +816,14 @@ def _scalar_kind(value: Any) -> str | None:
     return None
 
 
-def _scalar_branches(values: list[Any], label: str, ask: _Ask) -> list[_Node]:
+def _scalar_branches(values: list[Any], label: Any, ask: _Ask) -> list[_Node]:
     """Group literal/enum values by JSON type: one ``{type, enum}`` node per type, in first-seen order."""
     groups: dict[str, list[Any]] = {}
     for value in values:
         kind = _scalar_kind(value)
         if kind is None:
             raise _Unsupported(
-                f"{label}: value {value!r} is not a JSON scalar (str/int/float/bool/None)", ask.path
+                f"{_fmt(label)}: value {value!r} is not a JSON scalar (str/int/float/bool/None)", ask.path
             )
         groups.setdefault(kind, []).append(value)
     if "integer" in groups and "number" in groups:
@@ -836,7 +839,7 @@ def _scalar_branches(values: list[Any], label: str, ask: _Ask) -> list[_Node]:
     return nodes
 
 
-def _literal(values: tuple[Any, ...], label: str, ask: _Ask) -> _Node:
+def _literal(values: tuple[Any, ...], label: Any, ask: _Ask) -> _Node:
     members: dict[tuple[bool, Any], Any] = {}
     raw: list[Any] = []
     for value in values:
@@ -861,12 +864,12 @@ def _enum(cls: type[enum.Enum], ask: _Ask) -> _Node:
     if not values:
         raise _Unsupported(f"enum {_fmt(cls)} has no members", ask.path)
     nodes = _scalar_branches(values, f"enum {_fmt(cls)}", ask)
-    node = nodes[0] if len(nodes) == 1 else _one_of(nodes, _fmt(cls))
+    node = nodes[0] if len(nodes) == 1 else _one_of(nodes, cls)
     doc = cls.__dict__.get("__doc__")
     if isinstance(doc, str) and doc and doc != "An enumeration.":
         node = dataclasses.replace(node, schema={**node.schema, "description": parse_docstring(doc).summary})
     return dataclasses.replace(
-        node, label=_fmt(cls), to_python=_enum_converter(cls), to_json=_enum_value, out_classes=(cls,)
+        node, label=cls, to_python=_enum_converter(cls), to_json=_enum_value, out_classes=(cls,)
     )
 
 
@@ -890,7 +893,7 @@ def _overlap(first: frozenset[str], second: frozenset[str]) -> str | None:
     return None
 
 
-def _one_of(nodes: list[_Node], label: str) -> _Node:
+def _one_of(nodes: list[_Node], label: Any) -> _Node:
     by_kind: dict[str, _Node] = {}
     for node in nodes:
         for kind in node.kinds:
@@ -1188,10 +1191,25 @@ def _json_or_missing(value: Any) -> Any:
 
 
 def _fmt(hint: Any) -> str:
+    """A hint as an author would write it: ``list[Address] | None``, not the module-qualified repr."""
+    if isinstance(hint, str):
+        return hint
     if hint is type(None) or hint is None:
         return "None"
+    if hint is Ellipsis:
+        return "..."
     if _is_class(hint):
-        return str(hint.__qualname__)
+        return str(hint.__qualname__).rsplit("<locals>.", 1)[-1]
+    origin = get_origin(hint)
+    args = get_args(hint)
+    if origin is Union or origin is types.UnionType:
+        return " | ".join(_fmt(arg) for arg in args)
+    if origin is Literal:
+        return _fmt_literal(list(args))
+    if origin is typing.Annotated:
+        return f"Annotated[{_fmt(hint.__origin__)}, ...]"
+    if origin is not None and args:
+        return f"{_fmt(origin)}[{', '.join(_fmt(arg) for arg in args)}]"
     return repr(hint).replace("typing.", "").replace("typing_extensions.", "")
 
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 from .._json import MAX_SAFE_INTEGER, FrozenDict, FrozenList, is_lossless_json
 from ..errors import JsonSchemaError
@@ -222,12 +222,28 @@ def assert_object_json_schema(schema: object) -> None:
         raise JsonSchemaError(violations)
 
 
+# A path is its root label or (parent path, suffix); rendered only when a violation is reported, so
+# a deep walk never builds (and keeps alive) one long string per level, which would be quadratic.
+_Path: TypeAlias = "str | tuple[_Path, str]"
+
+
+def _render(path: _Path) -> str:
+    """The text of a lazy path."""
+    parts: list[str] = []
+    while type(path) is tuple:
+        path, suffix = path
+        parts.append(suffix)
+    parts.append(path)  # type: ignore[arg-type]
+    parts.reverse()
+    return "".join(parts)
+
+
 def _collect(root: object, root_path: str, violations: list[str]) -> None:
     """Append every subset violation of ``root`` to ``violations`` using an explicit task stack."""
     # Ids of the schema nodes on the current path (ancestors): a repeat is a cycle, a sibling reuse
     # is not. The nodes themselves stay alive through ``root`` while the walk runs.
     ancestors: set[int] = set()
-    tasks: list[tuple[int, Any, str, Any]] = [(_ENTER, root, root_path, None)]
+    tasks: list[tuple[int, Any, Any, Any]] = [(_ENTER, root, root_path, None)]
     push = tasks.append
     while tasks:
         task, node, path, extra = tasks.pop()
@@ -237,7 +253,7 @@ def _collect(root: object, root_path: str, violations: list[str]) -> None:
         if task == _ONE_OF_TAIL:
             for key in _SIBLING_KEYWORDS:
                 if key in node:
-                    violations.append(f"{path}.{key} is not supported beside oneOf")
+                    violations.append(f"{_render(path)}.{key} is not supported beside oneOf")
             continue
         if task == _OBJECT_TAIL:
             _check_object_tail(node, path, extra, violations)
@@ -245,59 +261,61 @@ def _collect(root: object, root_path: str, violations: list[str]) -> None:
 
         record = _read_record(node)
         if record is None:
-            violations.append(f"{path} must be a schema object")
+            violations.append(f"{_render(path)} must be a schema object")
             continue
         identity = id(node)
         if identity in ancestors:
-            violations.append(f"{path} is circular")
+            violations.append(f"{_render(path)} is circular")
             continue
         ancestors.add(identity)
-        push((_LEAVE, identity, path, None))
+        push((_LEAVE, identity, None, None))
 
         for key, value in record.items():
             if key in _CONSTRAINTS:
                 continue
             if key in _ANNOTATIONS:
                 if not _safely_lossless(value):
-                    violations.append(f"{path}.{key} annotation must be lossless JSON data")
+                    violations.append(f"{_render(path)}.{key} annotation must be lossless JSON data")
                 continue
-            violations.append(f"{path}.{key}{_UNKNOWN_KEYWORD}")
+            violations.append(f"{_render(path)}.{key}{_UNKNOWN_KEYWORD}")
         if "description" in record and not isinstance(record["description"], str):
-            violations.append(f"{path}.description must be a string")
+            violations.append(f"{_render(path)}.description must be a string")
         if "title" in record and not isinstance(record["title"], str):
-            violations.append(f"{path}.title must be a string")
+            violations.append(f"{_render(path)}.title must be a string")
 
         has_type = "type" in record
         has_one_of = "oneOf" in record
         if has_type and has_one_of:
-            violations.append(f"{path} cannot declare both type and oneOf")
+            violations.append(f"{_render(path)} cannot declare both type and oneOf")
             continue
         if not has_type and not has_one_of:
             for key in _SIBLING_KEYWORDS:
                 if key in record:
-                    violations.append(f"{path}.{key} requires type or oneOf")
+                    violations.append(f"{_render(path)}.{key} requires type or oneOf")
             continue
 
         if has_one_of:
             push((_ONE_OF_TAIL, record, path, None))
             branches = _read_array(record["oneOf"])
             if branches is None or len(branches) < 2:
-                violations.append(f"{path}.oneOf must be an array of at least two schemas")
+                violations.append(f"{_render(path)}.oneOf must be an array of at least two schemas")
             else:
                 for index in range(len(branches) - 1, -1, -1):
-                    push((_ENTER, branches[index], f"{path}.oneOf[{index}]", None))
+                    push((_ENTER, branches[index], (path, f".oneOf[{index}]"), None))
             continue
 
         schema_type = record["type"]
         if not isinstance(schema_type, str) or schema_type not in SCHEMA_TYPES:
             if isinstance(schema_type, list | tuple):
-                violations.append(f"{path}.type must be a single type string (type arrays are not supported)")
+                violations.append(
+                    f"{_render(path)}.type must be a single type string (type arrays are not supported)"
+                )
             else:
-                violations.append(f"{path}.type must be one of {_TYPE_LIST}")
+                violations.append(f"{_render(path)}.type must be one of {_TYPE_LIST}")
             continue
         for key, types in _ALLOWED_ON:
             if key in record and schema_type not in types:
-                violations.append(f'{path}.{key} is not supported on type "{schema_type}"')
+                violations.append(f'{_render(path)}.{key} is not supported on type "{schema_type}"')
 
         if schema_type == "object":
             properties = record.get("properties")
@@ -305,50 +323,52 @@ def _collect(root: object, root_path: str, violations: list[str]) -> None:
             if "properties" in record:
                 declared = _read_record(properties)
                 if declared is None:
-                    violations.append(f"{path}.properties must be an object of schemas")
+                    violations.append(f"{_render(path)}.properties must be an object of schemas")
                 else:
                     entries = list(declared.items())
                     for index in range(len(entries) - 1, -1, -1):
                         name, child = entries[index]
-                        push((_ENTER, child, f"{path}.properties.{name}", None))
+                        push((_ENTER, child, (path, f".properties.{name}"), None))
         elif schema_type == "array":
             if "items" in record:
-                push((_ENTER, record["items"], f"{path}.items", None))
+                push((_ENTER, record["items"], (path, ".items"), None))
         else:
             _check_literals(record, path, schema_type, violations)
 
 
 def _check_object_tail(
-    record: Mapping[str, Any], path: str, properties: object, violations: list[str]
+    record: Mapping[str, Any], path: _Path, properties: object, violations: list[str]
 ) -> None:
     """``required`` and ``additionalProperties`` of an object node, checked after its properties."""
     if "required" in record:
         names = _read_array(record["required"])
         if names is None or not all(isinstance(name, str) for name in names):
-            violations.append(f"{path}.required must be an array of strings")
+            violations.append(f"{_render(path)}.required must be an array of strings")
         else:
             declared = _read_record(properties) or {}
             for name in names:
                 if name not in declared:
-                    violations.append(f'{path}.required names "{name}" which is not in properties')
+                    violations.append(f'{_render(path)}.required names "{name}" which is not in properties')
     if "additionalProperties" in record and type(record["additionalProperties"]) is not bool:
-        violations.append(f"{path}.additionalProperties must be a boolean")
+        violations.append(f"{_render(path)}.additionalProperties must be a boolean")
 
 
-def _check_literals(record: Mapping[str, Any], path: str, schema_type: str, violations: list[str]) -> None:
+def _check_literals(record: Mapping[str, Any], path: _Path, schema_type: str, violations: list[str]) -> None:
     """Type-correct ``enum``/``const`` on a scalar node, and ``const`` inside ``enum`` when both."""
     allowed = _read_array(record["enum"]) if "enum" in record else None
     enum_valid = (
         allowed is not None and len(allowed) > 0 and all(_scalar_matches(schema_type, v) for v in allowed)
     )
     if "enum" in record and not enum_valid:
-        violations.append(f"{path}.enum must be a non-empty array of {schema_type} values")
+        violations.append(f"{_render(path)}.enum must be a non-empty array of {schema_type} values")
     if "const" in record:
         declared = record["const"]
         if not _scalar_matches(schema_type, declared):
-            violations.append(f"{path}.const must be a {schema_type} value")
+            violations.append(f"{_render(path)}.const must be a {schema_type} value")
         elif enum_valid and allowed is not None:
             # Entries and const are type-correct here, so == cannot confuse True with 1.
             plain = _plain_scalar(declared)
             if not any(_plain_scalar(entry) == plain for entry in allowed):
-                violations.append(f"{path}.const must be one of {path}.enum when both are declared")
+                violations.append(
+                    f"{_render(path)}.const must be one of {_render(path)}.enum when both are declared"
+                )
