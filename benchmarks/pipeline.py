@@ -55,6 +55,7 @@ ARGS_JSON = '{"a":1,"b":2}'
 BAD_ARGS: dict[str, Any] = {"a": "x", "b": 2}
 BAD_ARGS_JSON = '{"a":"x","b":2}'
 BENCH_EXTRA = "skipped (pip install -e '.[bench]')"
+STAGES = ("pre", "execute", "post", "result")
 SYNC_TARGET = 1.2  # the sync case's target, as a multiple of the bare to_thread hop
 
 
@@ -116,12 +117,32 @@ async def _toolrt_case(*, listeners: bool, sync_body: bool) -> Timed:
 
     runtime = ToolRuntime()
     runtime.register(tool(_sync_add_named_add() if sync_body else add))
+    signal = AbortSignal()
     if listeners:
+        # First prove that listeners of these shapes fire (counting copies, removed again) ...
+        hits: dict[str, int] = dict.fromkeys(STAGES, 0)
+
+        def count(event: str) -> None:
+            hits[event] += 1
+
+        probes = [
+            runtime.on("tools/pre-execute", lambda execution, next: (count("pre"), next())[1]),
+            runtime.on("tools/execute", lambda execution, next: (count("execute"), next())[1]),
+            runtime.on("tools/post-execute", lambda execution, result, next: (count("post"), next())[1]),
+            runtime.on("tools/result", lambda execution, result: count("result")),
+        ]
+        probe = await runtime.execute(
+            ToolExecutionInput(call_id="probe", name="add", arguments=dict(ARGS), signal=signal)
+        )
+        _expect(getattr(probe, "value", None) == 3, f"toolrt with probes returned {probe!r}")
+        _expect(all(hits.values()), f"not every listener fired: {hits}")
+        for dispose in probes:
+            dispose()
+        # ... then time the plain pass-through ones.
         runtime.on("tools/pre-execute", lambda execution, next: next())
         runtime.on("tools/execute", lambda execution, next: next())
         runtime.on("tools/post-execute", lambda execution, result, next: next())
         runtime.on("tools/result", lambda execution, result: None)
-    signal = AbortSignal()
 
     result = await runtime.execute(
         ToolExecutionInput(call_id="check-ok", name="add", arguments=dict(ARGS), signal=signal)

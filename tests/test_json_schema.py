@@ -690,6 +690,7 @@ def test_validates_a_deep_schema_against_a_deep_value_and_reports_the_full_path(
 
 def test_an_unconstrained_schema_accepts_only_lossless_json_values() -> None:
     any_json = asserted({})
+    value: object
     for value in [None, True, 1, 1.5, "x", [1], {"x": None}, (1, "a"), 2**60, FrozenDict(a=FrozenList([1]))]:
         assert validate_json_schema_value(any_json, value) == [], value
     for value in [

@@ -1,3 +1,5 @@
+# The typing spellings (Union, Optional, List, functional TypedDict) are what these tests are about.
+# ruff: noqa: UP006, UP007, UP013, UP045
 """Type hints → raw subset JSON Schema (``toolrt.schema.hints``): every mapping row, every loud failure.
 
 Every generated schema is checked three ways: it is a valid Draft 2020-12 schema (``jsonschema``),
@@ -250,6 +252,16 @@ def test_nested_unions_flatten_into_one_oneof() -> None:
     check(schema, [1, None, "a"], [1.5])
 
 
+def test_mixed_value_enum_in_a_union_flattens_and_same_valued_enums_overlap() -> None:
+    class Other(enum.Enum):
+        RED = "red"
+
+    assert prop(Mixed | None) == {
+        "oneOf": [{"type": "string", "enum": ["name"]}, {"type": "integer", "enum": [1]}, NULL]
+    }
+    fails(Color | Other, "branches Color and Other", "both accept JSON string")
+
+
 def test_any_in_a_union_absorbs_the_other_branches() -> None:
     assert prop(Optional[Any]) == {}
     assert prop(Any | int) == {}
@@ -296,7 +308,7 @@ def test_any_mixed_with_a_converting_branch_fails() -> None:
 
 @pytest.mark.parametrize(
     "hint",
-    [list[int], Sequence[int], tuple[int, ...], typing.List[int], typing.Sequence[int]],  # noqa: UP006
+    [list[int], Sequence[int], tuple[int, ...], typing.List[int], typing.Sequence[int]],
 )
 def test_homogeneous_sequences_are_arrays(hint: Any) -> None:
     schema = prop(hint)
@@ -304,7 +316,7 @@ def test_homogeneous_sequences_are_arrays(hint: Any) -> None:
     check(schema, [[], [1, 2]], [[1, "a"], "12", None])
 
 
-@pytest.mark.parametrize("hint", [list, tuple, Sequence, typing.List])  # noqa: UP006
+@pytest.mark.parametrize("hint", [list, tuple, Sequence, typing.List])
 def test_bare_sequences_are_arrays_of_anything(hint: Any) -> None:
     schema = prop(hint)
     assert schema == {"type": "array"}
@@ -332,7 +344,7 @@ def test_other_collections_and_types_fail(hint: Any) -> None:
 
 @pytest.mark.parametrize(
     "hint",
-    [dict, dict[str, Any], Mapping[str, Any], dict[str, object], typing.Dict, Mapping],  # noqa: UP006
+    [dict, dict[str, Any], Mapping[str, Any], dict[str, object], typing.Dict, Mapping],
 )
 def test_open_mappings_are_open_objects(hint: Any) -> None:
     schema = prop(hint)
@@ -728,7 +740,7 @@ def test_var_keyword_opens_the_parameter_object() -> None:
 
 
 def test_context_parameters_are_injected_by_annotation_only() -> None:
-    def f(ctx: ToolRunContext, a: int, execution: Annotated[ToolExecution, "the call"], context) -> None:  # type: ignore[no-untyped-def]  # noqa: E501
+    def f(ctx: ToolRunContext, a: int, execution: Annotated[ToolExecution, "the call"], context) -> None:  # type: ignore[no-untyped-def]
         pass
 
     spec = analyze_function(f)
@@ -897,3 +909,54 @@ def test_parse_docstring_numpy_and_sphinx_styles() -> None:
     assert sphinx.summary == "Sphinx style."
     assert sphinx.params == {"a": "The a, continued.", "b": "The b."}
     assert sphinx.returns == "The sum."
+
+
+FUTURE_MODULE = '''
+from __future__ import annotations
+
+import dataclasses
+from typing import Annotated, NotRequired, Required, TypedDict
+
+from toolrt.execution import ToolRunContext
+
+
+class Options(TypedDict, total=False):
+    name: Required[str]
+    depth: int
+    flag: NotRequired[Annotated[bool, "A flag"]]
+
+
+class Strict(TypedDict):
+    must: str
+    may: NotRequired[int]
+
+
+@dataclasses.dataclass
+class Box:
+    size: int
+    options: Options | None = None
+
+
+def handler(ctx: ToolRunContext, box: Box, strict: Strict) -> Box | None:
+    """Handle a box."""
+    return None
+'''
+
+
+def test_string_annotations_under_future_import(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Python 3.11's TypedDict cannot see NotRequired inside string annotations when computing
+    # __required_keys__; the explicit markers must still win.
+    (tmp_path / "future_tools.py").write_text(FUTURE_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import future_tools  # type: ignore[import-not-found]
+
+    parameters, output, description = schema_from_function(future_tools.handler)
+    assert description == "Handle a box."
+    box = parameters["properties"]["box"]
+    options = box["properties"]["options"]["oneOf"][0]
+    assert options["required"] == ["name"]
+    assert options["properties"]["flag"] == {"type": "boolean", "description": "A flag"}
+    assert parameters["properties"]["strict"]["required"] == ["must"]
+    assert list(parameters["properties"]) == ["box", "strict"]
+    assert output == {"oneOf": [box, NULL]}
+    check(parameters, [{"box": {"size": 1, "options": {"name": "n"}}, "strict": {"must": "m"}}])

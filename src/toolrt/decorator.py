@@ -199,7 +199,11 @@ def _positive_finite(number: object) -> bool:
 
 
 def _make_execute(function: Callable[..., Any], spec: FunctionSpec) -> Callable[[Any, Any], Any]:
-    """Build ``execute(args, ctx)`` once: the per-call path is a dict copy and a few lookups."""
+    """Build ``execute(args, ctx)`` once, specialised so the per-call path does only what it must.
+
+    ``args`` is the validated, frozen ``FrozenDict``; for plain JSON parameters it unpacks straight
+    into the call. Converters copy the arguments only when a value actually changes.
+    """
     converters: tuple[tuple[str, Converter], ...] = tuple(
         (param.name, param.to_python)
         for param in spec.params
@@ -210,11 +214,20 @@ def _make_execute(function: Callable[..., Any], spec: FunctionSpec) -> Callable[
     # With **kwargs the model may send any key; one naming the context parameter must not replace it.
     guard_injected = spec.var_keyword is not None and bool(injected)
 
-    def keywords(args: Any, ctx: Any) -> dict[str, Any]:
-        kwargs = dict(args)
+    def keywords(args: Any, ctx: Any) -> Any:
+        kwargs: dict[str, Any] | None = None
         for key, convert in converters:
-            if key in kwargs:
-                kwargs[key] = convert(kwargs[key])
+            if key in args:
+                old = args[key]
+                new = convert(old)
+                if new is not old:
+                    if kwargs is None:
+                        kwargs = dict(args)
+                    kwargs[key] = new
+        if not injected:
+            return args if kwargs is None else kwargs
+        if kwargs is None:
+            kwargs = dict(args)
         for key in injected:
             if guard_injected and key in kwargs:
                 raise ToolArgsError(
@@ -227,7 +240,7 @@ def _make_execute(function: Callable[..., Any], spec: FunctionSpec) -> Callable[
     if positional:
 
         def invoke(args: Any, ctx: Any) -> Any:
-            kwargs = keywords(args, ctx)
+            kwargs = dict(keywords(args, ctx))
             values = []
             for key, default in positional:
                 if key in kwargs:
@@ -244,7 +257,7 @@ def _make_execute(function: Callable[..., Any], spec: FunctionSpec) -> Callable[
             return function(**keywords(args, ctx))
 
     else:
-        # The common case (plain JSON parameters): the frozen arguments unpack straight into the call.
+        # Plain JSON parameters: the frozen arguments unpack straight into the call.
         def invoke(args: Any, ctx: Any) -> Any:
             return function(**args)
 
@@ -263,10 +276,7 @@ def _make_execute(function: Callable[..., Any], spec: FunctionSpec) -> Callable[
                 return to_json(await invoke(args, ctx))
 
     elif out is None:
-
-        def execute(args: Any, ctx: Any) -> Any:
-            return invoke(args, ctx)
-
+        execute = invoke  # a fresh closure, so update_wrapper below may decorate it
     else:
         to_json = out
 

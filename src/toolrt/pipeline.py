@@ -193,6 +193,15 @@ class Pipeline:
             execution._chain = self._registry.chain(execution.agent)[1]
         return EventBus.admitted(listeners, execution._chain)
 
+    def reject(self, call: ToolExecutionInput, error: BaseException) -> ToolExecutionResult:
+        """Fail a call before policy with ``error`` (e.g. arguments that are not valid JSON).
+
+        The call is created like any other (its arguments snapshotted when possible), skips every
+        policy and dispatch phase like invalid arguments do, and publishes exactly one result.
+        """
+        execution, early = self._create(call)
+        return self.finish(execution, early if early is not None else tool_error_result(error))
+
     # --- stage 2: prepare ----------------------------------------------------------------------
 
     async def prepare(self, call: ToolExecutionInput) -> Prepared:
@@ -349,7 +358,9 @@ class Pipeline:
             execution._canonical = result
             return result
         finally:
-            execution._signal = wrapper_signal
+            # A body detached by a timeout policy may settle after the call was published.
+            if not execution._frozen:
+                execution._signal = wrapper_signal
             detach()
 
     async def _run_sync_body(self, definition: ToolDefinition, execution: ToolExecution) -> Any:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import collections.abc
 import dataclasses
 import enum
+import functools
 import inspect
 import math
 import re
@@ -328,6 +329,9 @@ class _Node:
     label: Any  # the hint (or a text) to name this node in messages; formatted only on error
     to_python: Converter | None = None
     to_json: Converter | None = None
+    # Whether ``to_python`` still yields JSON data (int normalisation) rather than Python objects
+    # (Enum members, instances, tuples): only then may a rebuilt container be a frozen snapshot.
+    keeps_json: bool = True
     # The Python classes ``to_json`` applies to, so a union can pick the branch for a return value.
     out_classes: tuple[type, ...] = ()
     # The branches of a ``oneOf`` node, kept so a union of unions flattens into one ``oneOf``.
@@ -406,7 +410,7 @@ class _Walk:
                 continue
             origin = get_origin(hint)
             if origin is typing.Annotated:
-                # The outermost Annotated wins: it is the most specific to this use.
+                # The first description found wins (nested Annotated flattens inner-first).
                 for meta in hint.__metadata__:
                     self._note(meta, notes, ask)
                 hint = hint.__origin__
@@ -514,15 +518,17 @@ class _Walk:
                 node = _literal(tuple(literal_values), _fmt_literal(literal_values), ask)
             else:
                 node = yield _Ask(item, ask.path, ask.in_model, ask.ns)
-            for branch in node.branches or (node,):
-                if branch.schema not in [seen.schema for seen in nodes]:
+            for branch in _splice(node):
+                # The same plain schema twice (``X | None`` where X already allows null) is one
+                # branch; the same schema with different conversions is a real overlap, caught below.
+                if not any(
+                    _plain(seen) and _plain(branch) and seen.schema == branch.schema for seen in nodes
+                ):
                     nodes.append(branch)
         if any(node.kinds == _ALL_KINDS for node in nodes):
             # ``Any | None`` is just Any. Keeping a oneOf would match a value twice.
             # (int's 2.0 → 2 normalisation is no real conversion: Any passes 2.0 through.)
-            converting = [
-                _fmt(node.label) for node in nodes if node.to_json or node.to_python not in (None, _to_int)
-            ]
+            converting = [_fmt(node.label) for node in nodes if not _plain(node)]
             if converting:
                 raise _Unsupported(
                     f"{_fmt(hint)} mixes Any with {converting[0]}, which needs conversion; a value "
@@ -536,10 +542,10 @@ class _Walk:
                 shared = _overlap(first.kinds, second.kinds)
                 if shared:
                     raise _Unsupported(
-                        f"union {_fmt(hint)}: branches {_fmt(first.label)} and {_fmt(second.label)} can match the "
-                        f"same JSON value (both accept JSON {shared}), but oneOf requires exactly one "
-                        "branch to match, so such a value would always be rejected; use branches of "
-                        "distinct JSON types (string/number/boolean/null/array/object)",
+                        f"union {_fmt(hint)}: branches {_fmt(first.label)} and {_fmt(second.label)} "
+                        f"can match the same JSON value (both accept JSON {shared}), but oneOf requires "
+                        "exactly one branch to match, so a value both accept would be rejected; use "
+                        "branches of distinct JSON types (string/number/boolean/null/array/object)",
                         ask.path,
                     )
         if len(nodes) == 1:
@@ -567,7 +573,11 @@ class _Walk:
             schema["items"] = item.schema
         item_in = item.to_python if item is not None else None
         item_out = item.to_json if item is not None else None
-        to_python = _tuple_converter(item_in) if as_tuple else _list_converter(item_in) if item_in else None
+        keeps_json = item is None or item.keeps_json
+        if as_tuple:
+            to_python: Converter | None = _tuple_converter(item_in)
+        else:
+            to_python = _list_converter(item_in, frozen=keeps_json) if item_in else None
         to_json = _sequence_out(item_out) if (item_out or as_tuple) else None
         return _Node(
             schema,
@@ -575,6 +585,7 @@ class _Walk:
             hint,
             to_python=to_python,
             to_json=to_json,
+            keeps_json=keeps_json and not as_tuple,
             out_classes=(list, tuple) if to_json else (),
         )
 
@@ -603,14 +614,17 @@ class _Walk:
             required = _explicit_requiredness(hint)
             fields.append(_Field(key, key, hint, key in required_keys if required is None else required))
         node = yield from _object(fields, ask, ns, doc, additional=False, label=cls)
-        converters = [(f.key, n.to_python) for f, n in zip(fields, node.branches, strict=True) if n.to_python]
-        outputs = [(f.key, n.to_json) for f, n in zip(fields, node.branches, strict=True) if n.to_json]
+        pairs = list(zip(fields, node.branches, strict=True))
+        converters = [(f.key, n.to_python) for f, n in pairs if n.to_python]
+        keeps_json = all(n.keeps_json for _, n in pairs)
+        outputs = [(f.key, n.to_json) for f, n in pairs if n.to_json]
         result = _Node(
             node.schema,
             node.kinds,
             node.label,
-            to_python=_mapping_converter(converters) if converters else None,
-            to_json=_mapping_converter(outputs) if outputs else None,
+            to_python=_mapping_converter(converters, frozen=keeps_json) if converters else None,
+            to_json=_mapping_converter(outputs, frozen=False) if outputs else None,
+            keeps_json=keeps_json,
             out_classes=(dict,) if outputs else (),
         )
         self.active.discard(cls)
@@ -666,6 +680,7 @@ class _Walk:
             node.kinds,
             node.label,
             to_python=_dataclass_converter(cls, plan),
+            keeps_json=False,
             to_json=_dataclass_out(cls, out_plan),
             out_classes=(cls,),
         )
@@ -715,6 +730,7 @@ class _Walk:
             kinds,
             cls,
             to_python=_model_converter(cls),
+            keeps_json=False,
             to_json=_model_out(cls),
             out_classes=(cls,),
         )
@@ -855,7 +871,7 @@ def _literal(values: tuple[Any, ...], label: Any, ask: _Ask) -> _Node:
         def to_member(value: Any) -> Any:
             return members.get((isinstance(value, bool), value), value)
 
-        node = dataclasses.replace(node, to_python=to_member, to_json=_enum_value, out_classes=(enum.Enum,))
+        node = _converting(node, to_member, _enum_value, (enum.Enum,))
     return node
 
 
@@ -868,9 +884,41 @@ def _enum(cls: type[enum.Enum], ask: _Ask) -> _Node:
     doc = cls.__dict__.get("__doc__")
     if isinstance(doc, str) and doc and doc != "An enumeration.":
         node = dataclasses.replace(node, schema={**node.schema, "description": parse_docstring(doc).summary})
-    return dataclasses.replace(
-        node, label=cls, to_python=_enum_converter(cls), to_json=_enum_value, out_classes=(cls,)
+    return dataclasses.replace(_converting(node, _enum_converter(cls), _enum_value, (cls,)), label=cls)
+
+
+def _converting(
+    node: _Node, to_python: Converter, to_json: Converter, out_classes: tuple[type, ...]
+) -> _Node:
+    """``node`` (and its oneOf branches) converting to/from Python objects.
+
+    The branches get the converters too: an Enum with str and int values is a oneOf, and a union
+    that flattens it (``Mixed | None``) must still turn either branch's value into a member.
+    """
+    branches = tuple(
+        dataclasses.replace(
+            branch, to_python=to_python, to_json=to_json, out_classes=out_classes, keeps_json=False
+        )
+        for branch in node.branches
     )
+    return dataclasses.replace(
+        node,
+        to_python=to_python,
+        to_json=to_json,
+        out_classes=out_classes,
+        keeps_json=False,
+        branches=branches,
+    )
+
+
+def _splice(node: _Node) -> tuple[_Node, ...]:
+    """The branches a union flattens ``node`` into: its own oneOf branches, or itself."""
+    return node.branches or (node,)
+
+
+def _plain(node: _Node) -> bool:
+    """No conversion beyond int normalisation."""
+    return node.to_json is None and node.to_python in (None, _to_int)
 
 
 def _merge_numbers(nodes: list[_Node]) -> list[_Node]:
@@ -932,6 +980,7 @@ def _one_of(nodes: list[_Node], label: Any) -> _Node:
         label,
         to_python=to_python,
         to_json=to_json,
+        keeps_json=all(node.keeps_json for node in nodes),
         out_classes=out_classes,
         branches=tuple(nodes),
     )
@@ -965,7 +1014,7 @@ def _json_kind(value: Any) -> str:
     return "array"
 
 
-def _list_converter(item: Converter) -> Converter:
+def _list_converter(item: Converter, *, frozen: bool) -> Converter:
     def convert(value: Any) -> Any:
         if not isinstance(value, list | tuple):
             return value
@@ -976,7 +1025,11 @@ def _list_converter(item: Converter) -> Converter:
                 out = list(value[:index])
             if out is not None:
                 out.append(new)
-        return value if out is None else FrozenList(out)
+        if out is None:
+            return value
+        # Still JSON: keep the "arguments are immutable" contract. Holding instances: a fresh list
+        # owned by this call (a FrozenList only ever holds lossless JSON).
+        return FrozenList(out) if frozen else out
 
     return convert
 
@@ -1001,7 +1054,7 @@ def _sequence_out(item: Converter | None) -> Converter:
     return convert
 
 
-def _mapping_converter(plan: Sequence[tuple[str, Converter | None]]) -> Converter:
+def _mapping_converter(plan: Sequence[tuple[str, Converter | None]], *, frozen: bool) -> Converter:
     def convert(value: Any) -> Any:
         if not isinstance(value, Mapping):
             return value
@@ -1014,7 +1067,9 @@ def _mapping_converter(plan: Sequence[tuple[str, Converter | None]]) -> Converte
                     if out is None:
                         out = dict(value)
                     out[key] = new
-        return value if out is None else FrozenDict(out)
+        if out is None:
+            return value
+        return FrozenDict(out) if frozen else out
 
     return convert
 
@@ -1249,13 +1304,15 @@ def analyze_function(
     Traceback (most recent call last):
     TypeError: @tool <lambda>: parameter "items": *items cannot be expressed: ...
     """
-    qualname = str(getattr(fn, "__qualname__", None) or getattr(type(fn), "__qualname__", repr(fn)))
+    # A functools.partial documents and names itself after the function it wraps.
+    source: Any = fn.func if isinstance(fn, functools.partial) else fn
+    qualname = str(getattr(source, "__qualname__", None) or getattr(type(source), "__qualname__", repr(fn)))
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError) as error:
         raise TypeError(f"@tool {qualname}: cannot read the signature: {error}") from None
     hints, ns = _function_hints(fn, signature, qualname)
-    doc = parse_docstring(inspect.getdoc(fn))
+    doc = parse_docstring(inspect.getdoc(source))
     walk = _Walk()
     properties: dict[str, Any] = {}
     required: list[str] = []
