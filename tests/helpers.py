@@ -9,6 +9,7 @@ objects (no mocks of toolrt internals).
 * :func:`failure` — the exact ``ToolFailure`` of an ``Error: <message>`` result.
 * :func:`text`, :func:`ctx_message`, :func:`context_sources` — content / additional-context builders.
 * :func:`call_input` — a :class:`toolrt.ToolExecutionInput` with test defaults.
+* :class:`Approver` — an in-test approval service answering a fixed outcome.
 * :class:`Gate` — an ``asyncio.Event`` latch that parks a listener or body until released.
 * :func:`settle` — await with a timeout so a regression hangs for seconds, not forever.
 """
@@ -34,6 +35,7 @@ from toolrt import (
 
 __all__ = [
     "ECHO_OUTPUT",
+    "Approver",
     "Gate",
     "call_input",
     "content_tool",
@@ -125,6 +127,25 @@ def call_input(
         parent=parent,
         root_call_id=root_call_id,
     )
+
+
+class Approver:
+    """An in-test approval service (``ApprovalService`` protocol): answers every request with
+    ``outcome`` — after ``gate`` opens, if given; an exception ``outcome`` is raised instead.
+    """
+
+    def __init__(self, outcome: Any = "allowed-once", gate: Gate | None = None) -> None:
+        self.outcome = outcome
+        self.gate = gate
+        self.requests: list[Any] = []
+
+    async def request(self, request: Any) -> Any:
+        self.requests.append(request)
+        if self.gate is not None:
+            await self.gate.wait()
+        if isinstance(self.outcome, BaseException):
+            raise self.outcome
+        return self.outcome
 
 
 class Gate:

@@ -754,6 +754,14 @@ def test_context_parameters_are_injected_by_annotation_only() -> None:
     ]
 
 
+def test_an_optional_context_is_not_injected_and_says_why() -> None:
+    def f(ctx: ToolRunContext | None = None) -> None:
+        pass
+
+    with pytest.raises(TypeError, match=r'parameter "ctx": ToolRunContext is injected only into a parameter'):
+        schema_from_function(f)
+
+
 def test_string_annotations_resolve_and_unresolvable_ones_fail_naming_the_parameter() -> None:
     def f(a: "int", b: "list[Address]") -> "str":
         return ""

@@ -25,8 +25,8 @@ mistake comes back to the model as an ``INVALID_ARGS`` result. The body then rec
 arguments: ``Enum`` members, dataclass and pydantic instances, tuples; everything else is the
 frozen JSON value (a ``FrozenDict`` reads like a ``dict``). A parameter annotated
 ``ToolRunContext`` or ``ToolExecution`` receives the call's context and is not shown to the model.
-Return values are turned back into JSON (pydantic ``model_dump(mode="json")``, dataclass fields,
-``Enum.value``, tuple → list).
+Return values are turned back into JSON (pydantic ``model_dump(mode="json", by_alias=True)``,
+dataclass fields, ``Enum.value``, tuple → list).
 
 A synchronous function stays synchronous, so the runtime runs it on a worker thread; an ``async``
 one stays a coroutine function. ``definition.execute.__wrapped__`` is the original function.

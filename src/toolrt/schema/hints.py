@@ -497,6 +497,12 @@ class _Walk:
             raise _Unsupported(
                 f"generic {_fmt(hint)} is not supported; use a concrete (non-generic) type", ask.path
             )
+        if is_injected_context(hint):
+            raise _Unsupported(
+                f"{_fmt(hint)} is injected only into a parameter annotated exactly ToolRunContext or "
+                "ToolExecution (not Optional, not nested); it is not JSON",
+                ask.path,
+            )
         raise _Unsupported(f"{_fmt(hint)} {_UNSUPPORTED_HINT}", ask.path)
 
     # -- unions ---------------------------------------------------------------------------------

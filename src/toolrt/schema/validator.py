@@ -18,7 +18,10 @@ are upstream's, byte for byte (``P`` is the path, shown as ``arguments`` when th
 * arrays → ``"P" must be an array``; items at ``P[i]``; if no violation, the array must be lossless,
   else ``"P" must be a dense lossless JSON array``;
 * an exception raised while reading a value (a hostile ``dict``/``list`` subclass) is contained and
-  reported as ``"P" must be a lossless JSON value`` at the frame that was reading it.
+  reported as ``"P" must be a lossless JSON value`` at the frame that was reading it. Object and
+  array frames read a subclass through its own protocol (``items()``, ``__getitem__``, ``__iter__``);
+  an unconstrained node defers to :func:`toolrt._json.is_lossless_json`, which reads ``dict``
+  storage directly, exactly as the snapshot the registry hands to tools does.
 
 Python adaptations: a JSON object is any ``dict`` instance, an array any ``list``/``tuple``; a key
 holding ``None`` is present and validated as ``null`` (there is no ``undefined``); ``bool`` is never
@@ -35,6 +38,7 @@ subtree again at every level, which would be quadratic on deep values. Everythin
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import Any, Final, TypeAlias
 
@@ -218,8 +222,10 @@ def validate_json_schema_value(schema: Mapping[str, Any], value: object, path: s
     else:
         validator = compile_validator(schema)
         if len(_cache) >= _CACHE_SIZE:
-            # Evict the oldest entry (dicts keep insertion order); a tiny FIFO is enough here.
-            del _cache[next(iter(_cache))]
+            # Evict the oldest entry (dicts keep insertion order); a tiny FIFO is enough here. A
+            # concurrent evictor may win the race: losing it only means one entry too many or few.
+            with contextlib.suppress(KeyError, RuntimeError, StopIteration):
+                del _cache[next(iter(_cache))]
         _cache[id(schema)] = (schema, validator)
     return validator.validate(value, path)
 

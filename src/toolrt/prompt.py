@@ -1,0 +1,732 @@
+"""System-prompt assembly: ordered sections, the model-facing tool list, and template variables.
+
+Everything the model is told before a step comes from one :class:`SystemPrompt`::
+
+    prompt = SystemPrompt(chain=runtime_chain(runtime))
+    connect_runtime(prompt, runtime)                       # the runtime's tools, per scope
+    prompt.section("persona", 0, "You are a careful engineer working in {{cwd}}.")
+    prompt.section("tool:bash", 100, bash_guidance)        # tool guidance lives in 100-199
+    prompt.variable("cwd", lambda context: os.getcwd())
+
+    assembly = await prompt.assemble(agent)                # or assemble() for the global view
+    request = ModelRequest(system=assembly.render(), messages=..., tools=assembly.tools)
+
+**Sections** are sorted by ``order`` (ties keep registration order) and their text is resolved at
+every assembly when it is a callable. A section whose text resolves to ``""`` stays in
+:attr:`Assembly.sections` but :meth:`Assembly.render` drops it. Convention: ``-100`` identity,
+``0`` persona, ``100``-``199`` tool guidance (Code Mode uses ``99`` and ``150``).
+
+**Scopes.** A section, variable, tool provider or assemble listener can be registered for a scope
+key (an agent, or a preset scope agents are parented to). It applies to assemblies for that key and
+for every key whose *chain* reaches it; a scoped section or variable shadows the same-named global
+(or farther ancestor's) one. The chain comes from the ``chain`` constructor argument — use
+:func:`runtime_chain` so the prompt and a :class:`~toolrt.ToolRuntime` agree on parentage.
+
+**Tools** are the union of every provider's schemas (a name contributed twice fails the assembly),
+sorted by name in UTF-16 code-unit order — the order a JavaScript host produces — or placed by
+``tool_order``: a list of names holding exactly one :data:`TOOL_ORDER_REST` entry, where every
+unlisted tool lands, sorted. A listed name must be *known* to some provider (known names include
+tools that exist but are hidden from this scope, so one ``tool_order`` serves every agent); a
+known but invisible name is skipped, an unknown one fails every assembly.
+
+**The assemble waterfall** (``system-prompt/assemble`` upstream): listeners registered with
+:meth:`SystemPrompt.on_assemble` see the built :class:`Assembly` and return the one that is used.
+Their result is authoritative — nothing re-sorts, re-adds or restores what a listener removed or
+replaced — with one deliberate exception: a ``complete=True`` section (a deployment that owns the
+whole prompt) is restored afterwards as the only section.
+
+**Prefix-cache stability.** Unchanged registrations produce a byte-identical :meth:`Assembly.render`
+and an identical ``tools`` list (same order, same key order) on every assembly, so a provider's
+prompt cache keeps hitting.
+
+Errors about the prompt's own configuration raise :class:`PromptError` (a ``ValueError``); an
+exception raised by a tool provider, a lazy text, a variable or a listener propagates unchanged
+out of :meth:`SystemPrompt.assemble`, so every assembly fails loudly.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+import math
+import re
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from .definition import ToolSchema
+from .events import Disposer, ListenerOwner
+from .registry import PresentationMode
+from .runtime import _key_of
+
+if TYPE_CHECKING:
+    from .runtime import ToolRuntime
+    from .signal import AbortSignal
+
+__all__ = [
+    "TOOL_ORDER_REST",
+    "AssembleListener",
+    "AssembleNext",
+    "Assembly",
+    "CodeModeContribution",
+    "PromptContext",
+    "PromptError",
+    "Section",
+    "SectionText",
+    "SystemPrompt",
+    "ToolContribution",
+    "ToolProvider",
+    "VariableValue",
+    "connect_runtime",
+    "runtime_chain",
+]
+
+TOOL_ORDER_REST = "<unlisted-tools>"
+"""The one ``tool_order`` entry that stands for every tool the list does not name."""
+
+_VARIABLE_NAME = re.compile(r"[a-z][a-z0-9_]*")
+_GROUP = re.compile(r"\{\{([^{}]*)\}\}")
+
+
+class PromptError(ValueError):
+    """The prompt's configuration is wrong: a bad ``tool_order``, a clashing tool name, a broken
+    ``{{variable}}`` reference, or more than one ``complete`` section."""
+
+
+def _code_units(name: str) -> bytes:
+    """Sort key giving JavaScript's string order (UTF-16 code units), not Python's (code points)."""
+    return name.encode("utf-16-be", "surrogatepass")
+
+
+# --- public data ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PromptContext:
+    """What one assembly is for; passed to lazy section texts, variables and assemble listeners.
+
+    ``scope`` is the key passed to :meth:`SystemPrompt.assemble` (``None``: the global view),
+    ``chain`` its scope chain nearest-first (``()`` for the global view), ``signal`` the caller's
+    cancellation signal for this assembly, if any (do not keep it for later turns).
+    """
+
+    scope: Hashable | None = None
+    chain: tuple[Hashable, ...] = ()
+    signal: AbortSignal | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One assembled section: its name and its resolved (not yet interpolated) text."""
+
+    name: str
+    text: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not isinstance(self.text, str):
+            raise TypeError("Section(name, text) takes two strings")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContribution:
+    """What a tool provider contributes to one assembly.
+
+    ``schemas`` are the tools this scope can see. ``known_names`` is the universe ``tool_order`` is
+    checked against — every tool that exists for the scope, including ones restricted away or only
+    reserved; ``None`` means "the names in ``schemas``".
+    """
+
+    schemas: Sequence[ToolSchema]
+    known_names: Sequence[str] | None = None
+
+
+@dataclass(frozen=True)
+class Assembly:
+    """One assembled prompt: ordered sections, ordered tool schemas, resolved variables.
+
+    Immutable; a listener changes it by returning a new one, e.g.
+    ``dataclasses.replace(assembly, tools=tuple(t for t in assembly.tools if ...))``. Lists are
+    accepted and stored as tuples. The tool dicts are fresh copies made for this assembly only.
+    """
+
+    sections: tuple[Section, ...] = ()
+    tools: tuple[ToolSchema, ...] = ()
+    variables: Mapping[str, str | None] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self) -> None:
+        sections = tuple(self.sections)
+        for section in sections:
+            if not isinstance(section, Section):
+                raise TypeError(f"Assembly.sections takes Section objects, got {type(section).__name__}")
+        object.__setattr__(self, "sections", sections)
+        object.__setattr__(self, "tools", tuple(self.tools))
+        if not isinstance(self.variables, MappingProxyType):
+            object.__setattr__(self, "variables", MappingProxyType(dict(self.variables)))
+
+    def section(self, name: str) -> Section | None:
+        """The section called ``name``, if present."""
+        return next((section for section in self.sections if section.name == name), None)
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        """The tools' names, in order."""
+        return tuple(tool["name"] for tool in self.tools)
+
+    def render(self) -> str:
+        """The system prompt text: each section's ``{{variable}}`` references interpolated, empty
+        sections dropped, the rest joined by a blank line (``""`` when nothing is left).
+
+        References are strict: a malformed ``{{...}}`` group, an unregistered name, or a variable
+        with no value for this assembly raises :class:`PromptError`. A ``{{`` with no ``}}`` anywhere
+        after it is literal text; substituted values are never scanned again.
+        """
+        texts = (_interpolate(section, self.variables) for section in self.sections)
+        return "\n\n".join(text for text in texts if text)
+
+
+SectionText: TypeAlias = "str | Callable[[PromptContext], str]"
+VariableValue: TypeAlias = "str | Callable[[PromptContext], str | None] | None"
+ToolProvider: TypeAlias = Callable[[Hashable | None], ToolContribution]
+AssembleNext: TypeAlias = "Callable[..., Awaitable[Assembly]]"
+"""``next(replacement=None)``: run the rest of the waterfall on ``replacement`` (default: the
+assembly this listener received) and return what it produces."""
+AssembleListener: TypeAlias = (
+    "Callable[[Assembly, PromptContext, AssembleNext], Assembly | Awaitable[Assembly]]"
+)
+CodeModeContribution: TypeAlias = Callable[[Hashable | None, PresentationMode], ToolContribution]
+"""Code Mode's tool contribution for a ``code``/``both`` scope (see :func:`connect_runtime`)."""
+
+
+# --- registration storage ------------------------------------------------------------------------
+
+
+class _SectionEntry:
+    __slots__ = ("complete", "name", "order", "text")
+
+    def __init__(self, name: str, order: float, text: SectionText, complete: bool) -> None:
+        self.name = name
+        self.order = order
+        self.text = text
+        self.complete = complete
+
+
+class _VariableEntry:
+    __slots__ = ("value",)
+
+    def __init__(self, value: VariableValue) -> None:
+        self.value = value
+
+
+class _ProviderEntry:
+    __slots__ = ("provider",)
+
+    def __init__(self, provider: ToolProvider) -> None:
+        self.provider = provider
+
+
+class _ListenerEntry:
+    __slots__ = ("listener", "scope")
+
+    def __init__(self, listener: AssembleListener, scope: Hashable | None) -> None:
+        self.listener = listener
+        self.scope = scope
+
+
+class _Layer:
+    __slots__ = ("providers", "sections", "variables")
+
+    def __init__(self) -> None:
+        self.sections: dict[str, _SectionEntry] = {}
+        self.variables: dict[str, _VariableEntry] = {}
+        self.providers: list[_ProviderEntry] = []
+
+    def empty(self) -> bool:
+        return not (self.sections or self.variables or self.providers)
+
+
+def _own_chain(key: Hashable | None) -> Sequence[Hashable]:
+    return () if key is None else (key,)
+
+
+# --- the registry --------------------------------------------------------------------------------
+
+
+class SystemPrompt:
+    """The registry every system prompt is assembled from.
+
+    ``tool_order``: the model-facing tool order (upstream config ``toolOrder``) — tool names with
+    exactly one :data:`TOOL_ORDER_REST` entry; ``None`` sorts every tool by name. Its shape is
+    checked here; its names are checked at each assembly (tools register later).
+
+    ``chain``: ``chain(key)`` returns the scope chain of ``key``, nearest first and starting with
+    ``key`` itself (``()`` for ``None``). Default: no parentage, just the key. Pass
+    :func:`runtime_chain` ``(runtime)`` to share a :class:`~toolrt.ToolRuntime`'s scopes.
+
+    Every registration returns a :class:`~toolrt.Disposer`; pass ``owner=`` (a runtime or a
+    :class:`~toolrt.Scope`) to have it undone when that owner closes.
+    """
+
+    def __init__(
+        self,
+        tool_order: Sequence[str] | None = None,
+        *,
+        chain: Callable[[Hashable | None], Sequence[Hashable]] | None = None,
+    ) -> None:
+        self._tool_order = None if tool_order is None else _validate_tool_order(tool_order)
+        self._chain = chain if chain is not None else _own_chain
+        self._global = _Layer()
+        self._scoped: dict[Hashable, _Layer] = {}
+        self._listeners: tuple[_ListenerEntry, ...] = ()
+
+    @property
+    def tool_order(self) -> tuple[str, ...] | None:
+        """The configured tool order (a snapshot of the constructor argument), if any."""
+        return self._tool_order
+
+    # --- registration --------------------------------------------------------------------------
+
+    def section(
+        self,
+        name: str,
+        order: float,
+        text: SectionText,
+        *,
+        scope: Hashable | None = None,
+        complete: bool = False,
+        owner: ListenerOwner | None = None,
+    ) -> Disposer:
+        """Contribute a section. ``text`` is a string or ``text(context) -> str``, called at every
+        assembly that includes the section (a shadowed section's text is never called).
+
+        With ``scope``, the section applies to that scope's assemblies (and its descendants'),
+        shadowing a same-named global section there. ``complete=True`` makes it the whole prompt:
+        after the assemble waterfall it is restored as the only section (at most one complete section
+        may be in effect for an assembly). A name registered twice in one layer raises.
+        """
+        if not isinstance(name, str) or not name:
+            raise TypeError("a prompt section name must be a non-empty string")
+        if isinstance(order, bool) or not isinstance(order, int | float) or not math.isfinite(order):
+            raise TypeError(f'prompt section "{name}" order must be a finite number')
+        if not (isinstance(text, str) or callable(text)):
+            raise TypeError(f'prompt section "{name}" text must be a string or a callable(context) -> str')
+        if not isinstance(complete, bool):
+            raise TypeError(f'prompt section "{name}" complete must be a bool')
+        key = _key_of(scope)
+        layer = self._layer_for_write(key)
+        if name in layer.sections:
+            self._reclaim(key)
+            raise ValueError(_duplicate("section", name, key, "override"))
+        entry = _SectionEntry(name, order, text, complete)
+        layer.sections[name] = entry
+
+        def remove() -> None:
+            current = self._layer(key)
+            if current is not None and current.sections.get(name) is entry:
+                del current.sections[name]
+                self._reclaim(key)
+
+        return Disposer(remove, owner)
+
+    def variable(
+        self,
+        name: str,
+        value: VariableValue,
+        *,
+        scope: Hashable | None = None,
+        owner: ListenerOwner | None = None,
+    ) -> Disposer:
+        """Contribute ``{{name}}`` for section texts: a string, ``None`` (registered, no value —
+        rendering a reference to it raises), or ``value(context) -> str | None`` called at each
+        assembly. Names match ``[a-z][a-z0-9_]*``; a scoped variable shadows a global one."""
+        if not isinstance(name, str) or _VARIABLE_NAME.fullmatch(name) is None:
+            raise ValueError(f'invalid prompt variable name "{name}" (must match [a-z][a-z0-9_]*)')
+        if not (value is None or isinstance(value, str) or callable(value)):
+            raise TypeError(f'prompt variable "{name}" must be a string, None, or a callable(context)')
+        key = _key_of(scope)
+        layer = self._layer_for_write(key)
+        if name in layer.variables:
+            self._reclaim(key)
+            raise ValueError(_duplicate("variable", name, key, "value"))
+        entry = _VariableEntry(value)
+        layer.variables[name] = entry
+
+        def remove() -> None:
+            current = self._layer(key)
+            if current is not None and current.variables.get(name) is entry:
+                del current.variables[name]
+                self._reclaim(key)
+
+        return Disposer(remove, owner)
+
+    def tools(
+        self,
+        provider: ToolProvider,
+        *,
+        scope: Hashable | None = None,
+        owner: ListenerOwner | None = None,
+    ) -> Disposer:
+        """Contribute tools: ``provider(scope)`` is called at every assembly with the assembly's scope
+        key (``None`` for the global view) and returns a :class:`ToolContribution`. With ``scope``,
+        the provider is consulted only for that scope's assemblies (and its descendants')."""
+        if not callable(provider):
+            raise TypeError("tools() takes a callable provider(scope) -> ToolContribution")
+        key = _key_of(scope)
+        layer = self._layer_for_write(key)
+        entry = _ProviderEntry(provider)
+        layer.providers.append(entry)
+
+        def remove() -> None:
+            current = self._layer(key)
+            if current is not None and entry in current.providers:
+                current.providers.remove(entry)
+                self._reclaim(key)
+
+        return Disposer(remove, owner)
+
+    def on_assemble(
+        self,
+        listener: AssembleListener,
+        *,
+        prepend: bool = False,
+        scope: Hashable | None = None,
+        owner: ListenerOwner | None = None,
+    ) -> Disposer:
+        """Join the assemble waterfall: ``listener(assembly, context, next)`` returns the assembly to
+        use (sync or async). ``await next()`` runs the listeners after this one on the same assembly,
+        ``await next(replacement)`` on a replacement; not calling it skips them. Listeners run in
+        registration order (``prepend=True`` puts this one first); a ``scope`` listener runs only for
+        that scope's assemblies (and its descendants'). The list is snapshotted per assembly."""
+        if not callable(listener):
+            raise TypeError("on_assemble() takes a callable listener(assembly, context, next)")
+        entry = _ListenerEntry(listener, _key_of(scope))
+        self._listeners = (entry, *self._listeners) if prepend else (*self._listeners, entry)
+
+        def remove() -> None:
+            self._listeners = tuple(item for item in self._listeners if item is not entry)
+
+        return Disposer(remove, owner)
+
+    # --- assembly ------------------------------------------------------------------------------
+
+    async def assemble(self, scope: Hashable | None = None, *, signal: AbortSignal | None = None) -> Assembly:
+        """Build the prompt for ``scope`` (``None``: global registrations and listeners only), run it
+        through the assemble waterfall and return the waterfall's result.
+
+        Raises :class:`PromptError` for a ``tool_order`` naming an unknown tool, a tool name
+        contributed twice (or named :data:`TOOL_ORDER_REST`), or two ``complete`` sections in effect;
+        whatever a provider, lazy text, variable or listener raises propagates as is.
+        """
+        key = _key_of(scope)
+        chain = self._chain_of(key)
+        context = PromptContext(scope=key, chain=chain, signal=signal)
+        # Farthest first, so the nearest layer has the last word on a name.
+        layers = [self._global, *self._chain_layers(chain)]
+
+        variables: dict[str, str | None] = {}
+        for name, variable in _merged(layers, "variables").items():
+            variables[name] = _resolve_variable(name, variable.value, context)
+
+        tools, known = _collect_tools([entry for layer in layers for entry in layer.providers], key)
+
+        entries = sorted(_merged(layers, "sections").values(), key=lambda entry: entry.order)
+        completes = [entry.name for entry in entries if entry.complete]
+        if len(completes) > 1:
+            names = ", ".join(json.dumps(name, ensure_ascii=False) for name in completes)
+            raise PromptError(f"multiple complete prompt sections are active: {names}")
+        sections = tuple(Section(entry.name, _resolve_text(entry, context)) for entry in entries)
+
+        assembly = Assembly(
+            sections=sections,
+            tools=tuple(_order_tools(tools, self._tool_order, known)),
+            variables=MappingProxyType(variables),
+        )
+        listeners = tuple(
+            entry.listener for entry in self._listeners if entry.scope is None or entry.scope in chain
+        )
+        result = await _waterfall(listeners, 0, assembly, context)
+        if not isinstance(result, Assembly):
+            raise TypeError(
+                f"a system-prompt assemble listener returned {type(result).__name__}, expected an Assembly "
+                "(did it forget to return next()'s result?)"
+            )
+        if completes:
+            complete = next(section for section in sections if section.name == completes[0])
+            return Assembly(sections=(complete,), tools=result.tools, variables=result.variables)
+        return result
+
+    # --- layers --------------------------------------------------------------------------------
+
+    def _chain_of(self, key: Hashable | None) -> tuple[Hashable, ...]:
+        if key is None:
+            return ()
+        chain = tuple(self._chain(key))
+        if not chain or chain[0] != key:
+            raise ValueError(f"the prompt's chain({key!r}) must start with the key itself, got {chain!r}")
+        return chain
+
+    def _chain_layers(self, chain: tuple[Hashable, ...]) -> list[_Layer]:
+        layers = (self._scoped.get(key) for key in reversed(chain))
+        return [layer for layer in layers if layer is not None]
+
+    def _layer(self, key: Hashable | None) -> _Layer | None:
+        return self._global if key is None else self._scoped.get(key)
+
+    def _layer_for_write(self, key: Hashable | None) -> _Layer:
+        if key is None:
+            return self._global
+        layer = self._scoped.get(key)
+        if layer is None:
+            layer = self._scoped[key] = _Layer()
+        return layer
+
+    def _reclaim(self, key: Hashable | None) -> None:
+        if key is not None:
+            layer = self._scoped.get(key)
+            if layer is not None and layer.empty():
+                del self._scoped[key]
+
+
+# --- assembly helpers ----------------------------------------------------------------------------
+
+
+def _duplicate(kind: str, name: str, key: Hashable | None, what: str) -> str:
+    if key is None:
+        return (
+            f'prompt {kind} "{name}" is already registered (for a per-agent {what}, register it with '
+            "scope=<agent> instead)"
+        )
+    return f'prompt {kind} "{name}" is already registered in this scope'
+
+
+def _validate_tool_order(tool_order: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(tool_order, str) or not isinstance(tool_order, Sequence):
+        raise TypeError("tool_order must be a list of tool names")
+    names = tuple(tool_order)
+    seen: set[str] = set()
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"tool_order names must be strings, got {name!r}")
+        if name in seen:
+            if name == TOOL_ORDER_REST:
+                raise PromptError(
+                    f'toolOrder lists "{TOOL_ORDER_REST}" more than once: it must contain exactly one '
+                    f'"{TOOL_ORDER_REST}" rest entry'
+                )
+            raise PromptError(f'toolOrder lists "{name}" more than once')
+        seen.add(name)
+    if TOOL_ORDER_REST not in seen:
+        raise PromptError(
+            f'toolOrder must contain the "{TOOL_ORDER_REST}" rest entry (where unlisted tools are inserted)'
+        )
+    return names
+
+
+def _merged(layers: list[_Layer], table: str) -> dict[str, Any]:
+    """Named entries across ``layers`` (farthest first): a nearer entry replaces a farther one's value
+    but keeps its position, so a shadow also inherits the shadowed entry's tie-break rank."""
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        merged.update(getattr(layer, table))
+    return merged
+
+
+def _resolve_text(entry: _SectionEntry, context: PromptContext) -> str:
+    text = entry.text(context) if callable(entry.text) else entry.text
+    if not isinstance(text, str):
+        raise TypeError(
+            f'prompt section "{entry.name}" text provider returned {type(text).__name__}, expected str'
+        )
+    return text
+
+
+def _resolve_variable(name: str, value: VariableValue, context: PromptContext) -> str | None:
+    resolved = value(context) if callable(value) else value
+    if resolved is not None and not isinstance(resolved, str):
+        raise TypeError(
+            f'prompt variable "{name}" provider returned {type(resolved).__name__}, expected str or None'
+        )
+    return resolved
+
+
+def _collect_tools(
+    providers: list[_ProviderEntry], key: Hashable | None
+) -> tuple[list[ToolSchema], set[str]]:
+    """Every provider's schemas (fresh copies, projected to name/description/parameters) and the
+    union of their known names."""
+    tools: list[ToolSchema] = []
+    known: set[str] = set()
+    seen: set[str] = set()
+    for entry in providers:
+        contribution = entry.provider(key)
+        if not isinstance(contribution, ToolContribution):
+            raise TypeError(
+                f"a tool provider must return a ToolContribution, got {type(contribution).__name__}"
+            )
+        names: list[str] = []
+        for schema in contribution.schemas:
+            name = schema["name"]
+            if not isinstance(name, str):
+                raise TypeError(f"a tool provider returned a schema whose name is not a string: {name!r}")
+            if name == TOOL_ORDER_REST:
+                raise PromptError(
+                    f'tool provider returned reserved tool name "{TOOL_ORDER_REST}" '
+                    "(reserved for toolOrder's rest entry)"
+                )
+            if name in seen:
+                raise PromptError(
+                    f'tool "{name}" is contributed more than once to this assembly: model-facing tool '
+                    "names must be unique (two tool providers, or one provider twice, returned it)"
+                )
+            seen.add(name)
+            names.append(name)
+            tools.append(
+                {
+                    "name": name,
+                    "description": schema["description"],
+                    "parameters": copy.deepcopy(schema["parameters"]),
+                }
+            )
+        known.update(names if contribution.known_names is None else contribution.known_names)
+    return tools, known
+
+
+def _order_tools(
+    tools: list[ToolSchema], tool_order: tuple[str, ...] | None, known: set[str]
+) -> list[ToolSchema]:
+    if tool_order is None:
+        return sorted(tools, key=lambda tool: _code_units(tool["name"]))
+    unknown = [name for name in tool_order if name != TOOL_ORDER_REST and name not in known]
+    if unknown:
+        noun = "tool" if len(unknown) == 1 else "tools"
+        quoted = ", ".join(f'"{name}"' for name in unknown)
+        listing = ", ".join(sorted(known, key=_code_units)) or "(none)"
+        raise PromptError(f"toolOrder lists unregistered {noun} {quoted}; known tools: {listing}")
+    by_name = {tool["name"]: tool for tool in tools}
+    listed = set(tool_order)
+    ordered: list[ToolSchema] = []
+    for name in tool_order:
+        if name == TOOL_ORDER_REST:
+            rest = [tool for tool in tools if tool["name"] not in listed]
+            ordered.extend(sorted(rest, key=lambda tool: _code_units(tool["name"])))
+        elif name in by_name:  # known but hidden from this scope: a normal absence
+            ordered.append(by_name[name])
+    return ordered
+
+
+async def _waterfall(
+    listeners: tuple[AssembleListener, ...], index: int, assembly: Assembly, context: PromptContext
+) -> Assembly:
+    if index == len(listeners):
+        return assembly
+    listener = listeners[index]
+
+    async def next_(replacement: Assembly | None = None) -> Assembly:
+        if replacement is not None and not isinstance(replacement, Assembly):
+            raise TypeError(f"next() takes an Assembly, got {type(replacement).__name__}")
+        return await _waterfall(
+            listeners, index + 1, assembly if replacement is None else replacement, context
+        )
+
+    outcome = listener(assembly, context, next_)
+    if inspect.isawaitable(outcome):
+        outcome = await outcome
+    return outcome
+
+
+def _interpolate(section: Section, variables: Mapping[str, str | None]) -> str:
+    text = section.text
+    parts: list[str] = []
+    last = 0
+    open_ = text.find("{{")
+    while open_ >= 0:
+        group = _GROUP.match(text, open_)
+        if group is None:
+            # A later "}}" makes this a mangled reference; without one it is literal prose.
+            if text.find("}}", open_ + 2) >= 0:
+                raise PromptError(
+                    f'malformed prompt variable reference at "{text[open_ : open_ + 16]}…" in section '
+                    f'"{section.name}" (references are complete simple {{{{name}}}} groups)'
+                )
+            parts.append(text[last : open_ + 2])
+            last = open_ + 2
+        else:
+            name = group.group(1)
+            if _VARIABLE_NAME.fullmatch(name) is None:
+                raise PromptError(
+                    f'malformed prompt variable reference "{{{{{name}}}}}" in section "{section.name}" '
+                    "(variable names match [a-z][a-z0-9_]*)"
+                )
+            if name not in variables:
+                registered = ", ".join(variables) or "(none)"
+                raise PromptError(
+                    f'unknown prompt variable "{{{{{name}}}}}" in section "{section.name}"; '
+                    f"registered variables: {registered}"
+                )
+            value = variables[name]
+            if value is None:
+                raise PromptError(
+                    f'prompt variable "{{{{{name}}}}}" has no value for this assembly '
+                    f'(section "{section.name}")'
+                )
+            parts.append(text[last:open_])
+            parts.append(value)
+            last = group.end()
+        open_ = text.find("{{", last)
+    parts.append(text[last:])
+    return "".join(parts)
+
+
+# --- ToolRuntime integration ---------------------------------------------------------------------
+
+
+def runtime_chain(runtime: ToolRuntime) -> Callable[[Hashable | None], Sequence[Hashable]]:
+    """The ``chain`` argument that makes a :class:`SystemPrompt` follow ``runtime``'s scope parents
+    (``runtime.scope(agent, parent=preset)``), so a section registered for ``preset`` reaches
+    ``agent``'s assemblies exactly as ``preset``'s tools and restrictions do."""
+    registry = runtime._registry
+    return lambda key: registry.chain(key)[0]
+
+
+def connect_runtime(
+    prompt: SystemPrompt,
+    runtime: ToolRuntime,
+    *,
+    code_mode: CodeModeContribution | None = None,
+) -> Disposer:
+    """Make ``runtime``'s tools the prompt's tools (upstream: the registry registers itself as a tool
+    provider at construction). Undone by the returned disposer or by ``runtime.close()``.
+
+    For a scope presented natively the contribution is ``runtime.schemas(scope)`` with the scope's
+    *known* names — its visible tools plus the ones restricted away and the reserved ones — so
+    ``tool_order`` may name a tool some agents cannot see, or a deferred tool not loaded yet.
+
+    Scopes presented as ``code`` or ``both`` are Code Mode's: ``code_mode(scope, mode)`` supplies
+    their contribution (``[run_code]`` / every tool plus ``run_code``, with matching known names).
+    Without it such an assembly fails.
+    """
+
+    def provider(scope: Hashable | None) -> ToolContribution:
+        mode = runtime.mode_for(scope)
+        if mode == "native":
+            return ToolContribution(
+                schemas=runtime.schemas(scope),
+                known_names=tuple(runtime._registry.view(scope).known),
+            )
+        # ---- Code Mode extension point ------------------------------------------------------
+        # Code Mode (upstream §2.7 P4-P9) plugs in here: for "code" it contributes
+        # ToolContribution([run_code], known_names=["run_code"]); for "both" every visible schema
+        # plus run_code, known = view.known + ["run_code"]. It raises when no code runtime (or no
+        # SDK renderer for its language) is available: that error propagates out of assemble(), so
+        # every assembly fails loudly. Its prompt sections ("tools:code-only" at order 99 and
+        # "tools:sdk" at 150, global when the runtime's default mode is not native, scoped on
+        # present_as) are registered with prompt.section(..., scope=key, owner=...).
+        if code_mode is None:
+            raise RuntimeError(
+                f'toolrt: mode "{mode}" requires Code Mode, which is not wired into this prompt — pass '
+                'code_mode= to connect_runtime() or set the tools mode to "native"'
+            )
+        return code_mode(scope, mode)
+
+    return prompt.tools(provider, owner=runtime)
