@@ -33,7 +33,9 @@ def runtime_with_tool(approvals: Approvals) -> tuple[ToolRuntime, list[Any]]:
     return runtime, ran
 
 
-def call(path: str, signal: Any = None, agent: str | None = "agent-1", call_id: str = "c1") -> ToolExecutionInput:
+def call(
+    path: str, signal: Any = None, agent: str | None = "agent-1", call_id: str = "c1"
+) -> ToolExecutionInput:
     return ToolExecutionInput(
         call_id=call_id,
         name="delete",
@@ -48,14 +50,19 @@ async def test_no_answerer_is_unavailable_and_denies_with_the_exact_text() -> No
     runtime, ran = runtime_with_tool(Approvals(audit=lambda kind, data: audit.append((kind, dict(data)))))
     result = await runtime.execute(call("a.txt"))
     assert result.content == [
-        {"type": "text", "text": 'Error: tool "delete" requires approval, but no approval channel is available'}
+        {
+            "type": "text",
+            "text": 'Error: tool "delete" requires approval, but no approval channel is available',
+        }
     ]
     assert ran == []
     assert [kind for kind, _ in audit] == ["approval/asked", "approval/decided"]
     assert audit[0][1]["arguments"] == {"path": "a.txt"}
     assert audit[0][1]["reason"] == "deleting is irreversible"
     assert audit[1][1]["outcome"] == "unavailable"
-    assert audit[0][1]["fingerprint"] == audit[1][1]["fingerprint"] == fingerprint("delete", {"path": "a.txt"})
+    assert (
+        audit[0][1]["fingerprint"] == audit[1][1]["fingerprint"] == fingerprint("delete", {"path": "a.txt"})
+    )
 
 
 async def test_rule_answerer_allows_and_rejects_by_tool_pattern_and_argument_predicate() -> None:

@@ -15,6 +15,7 @@ import dataclasses
 from typing import Any
 
 import pytest
+
 from helpers import (
     ECHO_OUTPUT,
     Approver,
@@ -27,7 +28,6 @@ from helpers import (
     settle,
     text,
 )
-
 from toolrt import (
     AbortController,
     Accept,
@@ -108,7 +108,12 @@ def counting_body(counter: list[int], value: Any = "ran") -> Any:
 
 
 def value_context() -> dict[str, Any]:
-    return {"id": "ctx-value", "role": "user", "content": text("value context"), "source": {"kind": "plugin", "plugin": "test"}}
+    return {
+        "id": "ctx-value",
+        "role": "user",
+        "content": text("value context"),
+        "source": {"kind": "plugin", "plugin": "test"},
+    }
 
 
 # --- post-execute decisions (§2.10) ---------------------------------------------------------------
@@ -148,7 +153,9 @@ async def test_content_replacement_keeps_value_and_meta_while_value_replacement_
     replacement = "value"
     value = await runtime.execute(call_input("projected", call_id="value"))
 
-    assert content == ToolSuccess(value={"text": "body"}, content=text("policy content"), meta={"projected": "body"})
+    assert content == ToolSuccess(
+        value={"text": "body"}, content=text("policy content"), meta={"projected": "body"}
+    )
     assert value == ToolSuccess(
         value={"text": "policy value"},
         content=text("render:policy value"),
@@ -195,7 +202,10 @@ async def test_a_value_replacement_adds_no_context_of_its_own(runtime: ToolRunti
 
 @pytest.mark.parametrize(
     ("feedback", "message"),
-    [([], "tool result blocked by post-execute policy"), ([{"type": "reasoning", "text": "private rationale"}], "[reasoning content]")],
+    [
+        ([], "tool result blocked by post-execute policy"),
+        ([{"type": "reasoning", "text": "private rationale"}], "[reasoning content]"),
+    ],
     ids=["empty", "non-text"],
 )
 async def test_block_feedback_without_text_derives_a_stable_message(
@@ -212,12 +222,6 @@ async def test_block_feedback_without_text_derives_a_stable_message(
     assert result.content == feedback
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: pipeline.py:Pipeline._apply_post snapshots Block feedback eagerly; the raw "
-    "NotLosslessJsonError text ('value[0].invalid: function is not a JSON type') becomes the model-facing "
-    "error instead of 'tool result must be losslessly JSON-serializable' (only _materialize maps it)",
-)
 async def test_a_non_json_block_feedback_becomes_a_safe_final_error(runtime: ToolRuntime) -> None:
     """contains a non-JSON post-execute failure projection as a safe final error"""
     runtime.register(echo_tool())
@@ -243,7 +247,9 @@ async def test_value_replacement_on_a_failed_dispatch_fails(runtime: ToolRuntime
     assert result == failure("tools/post-execute cannot replace the value of a failed result")
 
 
-async def test_value_replacement_fails_when_the_tool_vanished_during_post_policy(runtime: ToolRuntime) -> None:
+async def test_value_replacement_fails_when_the_tool_vanished_during_post_policy(
+    runtime: ToolRuntime,
+) -> None:
     """fails value replacement when the owning tool disappears before post-policy resolves"""
     dispose = runtime.register(echo_tool())
 
@@ -280,7 +286,7 @@ async def test_post_block_turns_the_call_into_corrective_feedback(runtime: ToolR
     )
 
 
-async def test_post_execute_cannot_mutate_the_result_it_sees(runtime: ToolRuntime) -> None:
+async def test_dispatch_outcomes_are_frozen_before_wrappers_and_post_see_them(runtime: ToolRuntime) -> None:
     """freezes core dispatch outcomes before around and post listeners can observe them"""
     runtime.register(echo_tool())
     refused: list[str] = []
@@ -435,7 +441,9 @@ class TestAskRoutingThroughApproval:
 
         pending = asyncio.ensure_future(
             runtime.execute(
-                call_input("approval-probe", signal=controller.signal, call_id="approval-cancelled", agent=AGENT)
+                call_input(
+                    "approval-probe", signal=controller.signal, call_id="approval-cancelled", agent=AGENT
+                )
             )
         )
         await gate.reached()
@@ -466,7 +474,9 @@ class TestAskRoutingThroughApproval:
         result = await runtime.execute(call_input("echo"))
 
         assert approver.requests == []
-        assert result == failure('tool "echo" requires approval, but the call has no agent to route it through')
+        assert result == failure(
+            'tool "echo" requires approval, but the call has no agent to route it through'
+        )
 
     async def test_a_rogue_outcome_becomes_a_final_error(self) -> None:
         """turns a rogue outcome from a NON-conforming approval stand-in into an isError result
@@ -530,7 +540,9 @@ async def test_scoped_pre_execute_listeners_see_only_their_agents_calls(runtime:
     assert await runtime.execute(call_input("echo", {"text": "x"}, agent="b")) == ToolSuccess(
         value="x", content=text("x")
     )
-    assert await runtime.execute(call_input("echo", {"text": "x"})) == ToolSuccess(value="x", content=text("x"))
+    assert await runtime.execute(call_input("echo", {"text": "x"})) == ToolSuccess(
+        value="x", content=text("x")
+    )
 
 
 async def test_sync_listeners_take_part_in_waterfalls(runtime: ToolRuntime) -> None:
@@ -542,7 +554,9 @@ async def test_sync_listeners_take_part_in_waterfalls(runtime: ToolRuntime) -> N
     runtime.on("tools/execute", lambda execution, next: next())
     runtime.on("tools/post-execute", lambda execution, result, next: next())
 
-    assert await runtime.execute(call_input("echo", {"text": "x"})) == ToolSuccess(value="x", content=text("x"))
+    assert await runtime.execute(call_input("echo", {"text": "x"})) == ToolSuccess(
+        value="x", content=text("x")
+    )
 
     runtime.on("tools/pre-execute", lambda execution, next: Deny("sync denial"), prepend=True)
 
@@ -553,7 +567,11 @@ async def test_sync_listeners_take_part_in_waterfalls(runtime: ToolRuntime) -> N
     ("event", "listener", "prefix"),
     [
         ("tools/pre-execute", lambda e, n: True, "tools/pre-execute must return a decision"),
-        ("tools/execute", lambda e, n: "a string", "a tools/execute wrapper must return a ToolSuccess or ToolFailure"),
+        (
+            "tools/execute",
+            lambda e, n: "a string",
+            "a tools/execute wrapper must return a ToolSuccess or ToolFailure",
+        ),
         ("tools/post-execute", lambda e, r, n: None, "tools/post-execute must return Accept or Block"),
     ],
     ids=["pre", "execute", "post"],
@@ -614,7 +632,9 @@ async def test_execute_wrappers_run_between_pre_and_post_around_the_body(runtime
         order.append("dispatch")
         return text(args.get("text", ""))
 
-    runtime.register(content_tool(name="traced", description="echo", parameters={"text": {"type": "string"}}, execute=body))
+    runtime.register(
+        content_tool(name="traced", description="echo", parameters={"text": {"type": "string"}}, execute=body)
+    )
 
     async def pre(execution: Any, next: Any) -> Any:
         order.append("pre")
@@ -671,7 +691,9 @@ async def test_a_wrapper_sees_the_normalized_failure_of_a_raising_body(runtime: 
     assert result == failure("kaboom", "HarnessError", "BOOM")
 
 
-async def test_a_body_failure_normalized_in_a_wrapper_still_reaches_post_execute(runtime: ToolRuntime) -> None:
+async def test_a_body_failure_normalized_in_a_wrapper_still_reaches_post_execute(
+    runtime: ToolRuntime,
+) -> None:
     """a thrown tool normalized inside tools/execute still reaches post-execute"""
     runtime.register(echo_tool(name="boom", execute=raising(RuntimeError("exploded"))))
     post = Recorder()
@@ -976,7 +998,9 @@ async def test_guards_see_the_frozen_execution_and_stop_at_the_first_reason(runt
     assert calls == ["first", "second"]
     dispose_third()
     calls.clear()
-    assert await runtime.execute(call_input("echo", {"text": "fine"})) == ToolSuccess(value="fine", content=text("fine"))
+    assert await runtime.execute(call_input("echo", {"text": "fine"})) == ToolSuccess(
+        value="fine", content=text("fine")
+    )
     assert calls == ["first", "second"]
 
 

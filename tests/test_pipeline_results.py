@@ -20,10 +20,12 @@ import threading
 from typing import Any
 
 import pytest
-from helpers import ECHO_OUTPUT, call_input, content_tool, echo_tool, failure, settle, text
 
+from helpers import ECHO_OUTPUT, call_input, content_tool, echo_tool, failure, settle, text
 from toolrt import (
+    AbortSignal,
     Accept,
+    Block,
     ExecutionToken,
     FrozenDict,
     FrozenList,
@@ -136,7 +138,9 @@ def test_schemas_drop_every_host_callback(runtime: ToolRuntime) -> None:
 def test_schemas_exclude_the_timeout_budget(runtime: ToolRuntime) -> None:
     """schemas() excludes timeoutMs — the budget must never reach the model"""
     runtime.register(
-        content_tool(name="budgeted", description="has a budget", timeout_ms=5_000, execute=returning(text("ok")))
+        content_tool(
+            name="budgeted", description="has a budget", timeout_ms=5_000, execute=returning(text("ok"))
+        )
     )
 
     schema = next(schema for schema in runtime.schemas() if schema["name"] == "budgeted")
@@ -170,7 +174,9 @@ def test_schemas_snapshot_deeply_nested_parameters_without_recursion(runtime: To
     for _ in range(depth):
         nested = {"oneOf": [nested, {"type": "null"}]}
     runtime.register(
-        raw_variant(echo_tool(), name="deep-schema", parameters={"type": "object", "properties": {"nested": nested}})
+        raw_variant(
+            echo_tool(), name="deep-schema", parameters={"type": "object", "properties": {"nested": nested}}
+        )
     )
 
     projected = runtime.schemas()[0]["parameters"]
@@ -201,7 +207,9 @@ def test_schema_projection_rejects_raw_parameters_that_are_not_lossless(runtime:
 
 
 @pytest.mark.parametrize("timeout_ms", [0, -1, math.inf, math.nan, True])
-def test_registration_rejects_a_non_positive_or_non_finite_timeout(runtime: ToolRuntime, timeout_ms: Any) -> None:
+def test_registration_rejects_a_non_positive_or_non_finite_timeout(
+    runtime: ToolRuntime, timeout_ms: Any
+) -> None:
     """rejects a non-positive or non-finite registration timeout
 
     Python wording names the Python field (``timeout_ms``), per decision 0001. ``True`` is a bool, not
@@ -209,7 +217,9 @@ def test_registration_rejects_a_non_positive_or_non_finite_timeout(runtime: Tool
     """
     definition = raw_variant(echo_tool(), name="bad-timeout", timeout_ms=timeout_ms)
 
-    with pytest.raises(TypeError, match=re.escape('tool "bad-timeout" timeout_ms must be a positive finite number')):
+    with pytest.raises(
+        TypeError, match=re.escape('tool "bad-timeout" timeout_ms must be a positive finite number')
+    ):
         runtime.register(definition)
     assert runtime.get("bad-timeout") is None
 
@@ -220,7 +230,9 @@ def test_registration_requires_a_canonical_output_declaration(runtime: ToolRunti
     async def execute(args: Any, ctx: Any) -> Any:
         return text("legacy")
 
-    expected = re.escape('tool "legacy-content-tool" must declare output { schema, render, presentation_meta? }')
+    expected = re.escape(
+        'tool "legacy-content-tool" must declare output { schema, render, presentation_meta? }'
+    )
     missing = ToolDefinition(
         name="legacy-content-tool",
         description="missing output",
@@ -263,7 +275,9 @@ def test_registration_rejects_an_invalid_output_schema_naming_its_path(runtime: 
     assert runtime.get("bad-output-schema") is None
     assert runtime.schemas() == []
 
-    with pytest.raises(JsonSchemaError, match=re.escape("schema.additionalProperties must be explicitly true")):
+    with pytest.raises(
+        JsonSchemaError, match=re.escape("schema.additionalProperties must be explicitly true")
+    ):
         define_tool(
             name="bad-dsl-output",
             description="object without additionalProperties",
@@ -385,7 +399,9 @@ async def test_presentation_meta_is_projected_from_the_canonical_value(runtime: 
             name="meta-tool",
             output={
                 **ECHO_OUTPUT,
-                "presentation_meta": lambda _args, _value: {"diffs": [{"path": "a", "oldText": None, "newText": "x"}]},
+                "presentation_meta": lambda _args, _value: {
+                    "diffs": [{"path": "a", "oldText": None, "newText": "x"}]
+                },
             },
             execute=returning("ok"),
         )
@@ -415,7 +431,8 @@ async def test_nested_dispatches_never_compute_presentation_meta(runtime: ToolRu
     """suppresses presentation metadata only for nested composite dispatches"""
     runtime.register(
         echo_tool(
-            name="meta-suppression", output={**ECHO_OUTPUT, "presentation_meta": lambda _a, _v: {"card": True}}
+            name="meta-suppression",
+            output={**ECHO_OUTPUT, "presentation_meta": lambda _a, _v: {"card": True}},
         )
     )
 
@@ -453,8 +470,6 @@ async def test_a_nested_conclusion_rides_on_the_nested_success_only(runtime: Too
     async def veto(execution: Any, result: Any, next: Any) -> Any:
         if execution.name != "terminal-nested":
             return await next()
-        from toolrt import Block
-
         return Block(text("nested success rejected"))
 
     dispose_veto = runtime.on("tools/post-execute", veto)
@@ -545,8 +560,12 @@ async def test_lossy_and_schema_mismatched_values_fail_before_post_execute(runti
     lossy = await runtime.execute(call_input("lossy-output", call_id="lossy"))
     mismatch = await runtime.execute(call_input("wrong-output", call_id="mismatch"))
 
-    assert lossy == failure('tool "lossy-output" returned invalid output: value is not lossless JSON', *OUTPUT_ERROR)
-    assert mismatch == failure('tool "wrong-output" returned invalid output: "value" must be a string', *OUTPUT_ERROR)
+    assert lossy == failure(
+        'tool "lossy-output" returned invalid output: value is not lossless JSON', *OUTPUT_ERROR
+    )
+    assert mismatch == failure(
+        'tool "wrong-output" returned invalid output: "value" must be a string', *OUTPUT_ERROR
+    )
     assert post_saw == [lossy, mismatch]
     assert not hasattr(lossy, "value")
 
@@ -570,7 +589,9 @@ async def test_a_non_lossless_body_value_is_invalid_tool_output(runtime: ToolRun
 
     result = await runtime.execute(call_input("lossy"))
 
-    assert result == failure('tool "lossy" returned invalid output: value is not lossless JSON', *OUTPUT_ERROR)
+    assert result == failure(
+        'tool "lossy" returned invalid output: value is not lossless JSON', *OUTPUT_ERROR
+    )
 
 
 async def test_a_value_violating_an_object_schema_lists_every_violation(runtime: ToolRuntime) -> None:
@@ -659,7 +680,9 @@ async def test_a_throwing_output_projector_is_one_failed_call(runtime: ToolRunti
 
 
 @pytest.mark.parametrize("projector", ["render", "presentation_meta"])
-async def test_a_throwing_output_projector_snapshot_is_one_failed_call(runtime: ToolRuntime, projector: str) -> None:
+async def test_a_throwing_output_projector_snapshot_is_one_failed_call(
+    runtime: ToolRuntime, projector: str
+) -> None:
     """contains a throwing output.%s snapshot as one failed call"""
     runtime.register(
         _projector_tool(f"hostile-{projector}", projector, lambda: HostileList("snapshot getter exploded"))
@@ -679,11 +702,6 @@ async def test_a_throwing_output_projector_snapshot_is_one_failed_call(runtime: 
         pytest.param(
             "presentation_meta",
             "presentationMeta",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="BUG: model-facing error text says output.presentation_meta, upstream (and ADR 0001: "
-                "every Error: text byte-identical) says output.presentationMeta",
-            ),
         ),
     ],
 )
@@ -710,7 +728,8 @@ async def test_projector_failures_read_exactly_as_upstream(
         f'tool "throws" returned invalid output: output.{upstream_label} failed: exploded', *OUTPUT_ERROR
     )
     assert lossy == failure(
-        f'tool "lossy" returned invalid output: output.{upstream_label} returned non-lossless JSON', *OUTPUT_ERROR
+        f'tool "lossy" returned invalid output: output.{upstream_label} returned non-lossless JSON',
+        *OUTPUT_ERROR,
     )
 
 
@@ -738,7 +757,9 @@ async def test_unknown_and_throwing_tools_return_error_results(runtime: ToolRunt
     ],
     ids=["plain", "harness-error", "empty-message", "key-error"],
 )
-async def test_raised_errors_become_their_message(runtime: ToolRuntime, error: Exception, expected: Any) -> None:
+async def test_raised_errors_become_their_message(
+    runtime: ToolRuntime, error: Exception, expected: Any
+) -> None:
     """Python adaptation of §3.2 item 4's "related" throws (``throw 'kaboom'`` → ``Error: kaboom``).
 
     Python can only raise exceptions: the message is ``str(error)``, the class name when that is
@@ -761,21 +782,13 @@ async def test_a_hostile_raised_value_is_normalized_as_unprintable(runtime: Tool
 
     class NotAString(Exception):
         def __str__(self) -> Any:
-            return 42
+            return 42  # noqa: PLE0307 - deliberately hostile
 
     runtime.register(echo_tool(name="hostile-throw", execute=raising(Hostile())))
     runtime.register(echo_tool(name="bad-str", execute=raising(NotAString())))
 
     assert await runtime.execute(call_input("hostile-throw")) == failure("<unprintable thrown value>")
     assert await runtime.execute(call_input("bad-str")) == failure("<unprintable thrown value>")
-
-
-_GENERATOR_EXIT_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a worker-thread body raising GeneratorExit fails the executor future; asyncio throws it "
-    "into the task, which closes the whole pipeline coroutine chain, so it escapes execute() "
-    "(pipeline.py:_run_on_thread)",
-)
 
 
 @pytest.mark.parametrize(
@@ -786,9 +799,7 @@ _GENERATOR_EXIT_BUG = pytest.mark.xfail(
         pytest.param(SystemExit("bye"), "bye", False, id="SystemExit-async"),
         pytest.param(SystemExit("bye"), "bye", True, id="SystemExit-sync-thread"),
         pytest.param(GeneratorExit(), "GeneratorExit", False, id="GeneratorExit-async"),
-        pytest.param(
-            GeneratorExit(), "GeneratorExit", True, id="GeneratorExit-sync-thread", marks=_GENERATOR_EXIT_BUG
-        ),
+        pytest.param(GeneratorExit(), "GeneratorExit", True, id="GeneratorExit-sync-thread"),
     ],
 )
 async def test_a_body_raising_a_base_exception_is_a_failed_call(
@@ -855,7 +866,9 @@ async def test_a_plain_function_body_runs_on_a_worker_thread(runtime: ToolRuntim
     runtime.register(echo_tool(name="inline", execute=inline, run_inline=True))
     marker.set("from caller")
 
-    assert await runtime.execute(call_input("threaded")) == ToolSuccess(value="threaded", content=text("threaded"))
+    assert await runtime.execute(call_input("threaded")) == ToolSuccess(
+        value="threaded", content=text("threaded")
+    )
     assert await runtime.execute(call_input("inline")) == ToolSuccess(value="inline", content=text("inline"))
     assert seen["threaded"] != threading.get_ident()
     assert seen["inline"] == threading.get_ident()
@@ -952,7 +965,9 @@ def _cyclic_list() -> dict[str, Any]:
         "top-level-nan",
     ],
 )
-async def test_non_lossless_arguments_fail_before_policy_and_dispatch(runtime: ToolRuntime, arguments: Any) -> None:
+async def test_non_lossless_arguments_fail_before_policy_and_dispatch(
+    runtime: ToolRuntime, arguments: Any
+) -> None:
     """Python-specific bad input (E3; scoped.spec "rejects cloneable non-JSON arguments … before policy
     or dispatch"): exactly one ``tools/result``, whose execution has no arguments; no pre-execute,
     no guard, no wrapper, no body, no post-execute.
@@ -1114,7 +1129,9 @@ async def test_the_published_execution_is_frozen(runtime: ToolRuntime) -> None:
     runtime.on("tools/result", lambda execution, _result: published.append(execution))
     caller = {"text": "hi", "nested": {"k": [1]}}
 
-    await runtime.execute(ToolExecutionInput(call_id="c1", name="echo", arguments=caller, signal=_never()))
+    await runtime.execute(
+        ToolExecutionInput(call_id="c1", name="echo", arguments=caller, signal=AbortSignal.never())
+    )
 
     (execution,) = published
     assert execution.frozen
@@ -1129,7 +1146,7 @@ async def test_the_published_execution_is_frozen(runtime: ToolRuntime) -> None:
     caller["text"] = "caller may still mutate its own object"
     assert execution.arguments["text"] == "hi"
     with pytest.raises(AttributeError):
-        execution.signal = _never()
+        execution.signal = AbortSignal.never()
     with pytest.raises(AttributeError):
         execution.name = "renamed"
     with pytest.raises(RuntimeError):
@@ -1138,7 +1155,7 @@ async def test_the_published_execution_is_frozen(runtime: ToolRuntime) -> None:
         execution.conclude_turn()
 
 
-async def test_accept_value_keeps_the_success_shape(runtime: ToolRuntime) -> None:
+async def test_an_empty_accept_is_the_identity(runtime: ToolRuntime) -> None:
     """Python-specific smoke test that a post-execute ``Accept()`` with nothing set is the identity."""
     runtime.register(echo_tool())
 
@@ -1148,10 +1165,6 @@ async def test_accept_value_keeps_the_success_shape(runtime: ToolRuntime) -> Non
 
     runtime.on("tools/post-execute", post)
 
-    assert await runtime.execute(call_input("echo", {"text": "x"})) == ToolSuccess(value="x", content=text("x"))
-
-
-def _never() -> Any:
-    from toolrt import AbortSignal
-
-    return AbortSignal.never()
+    assert await runtime.execute(call_input("echo", {"text": "x"})) == ToolSuccess(
+        value="x", content=text("x")
+    )

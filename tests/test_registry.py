@@ -550,3 +550,29 @@ async def test_unknown_tools_come_back_as_unknown_tool_results() -> None:
     assert_unknown_tool(result, "nope")
     assert result.meta is None
     assert list(result.additional_contexts) == []
+
+
+async def test_runtime_close_closes_every_scope_and_undoes_every_global_registration() -> None:
+    """R1 (Python shape): ``runtime.close()`` closes every scope and undoes global registrations."""
+    runtime = ToolRuntime()
+    seen: list[str] = []
+    runtime.register(raw_tool("g"))
+    runtime.reserve("deferred")
+    runtime.guard(lambda execution: "global guard")
+    runtime.on("tools/result", lambda execution, result: seen.append(execution.call_id))
+    scope = runtime.scope("agent")
+    scope.register(raw_tool("mine"))
+
+    runtime.close()
+
+    assert runtime.schemas() == []
+    assert runtime.schemas("agent") == []
+    with pytest.raises(RuntimeError, match="closed"):
+        scope.register(raw_tool("late"))
+    reopened = runtime.scope("agent")  # the key was released
+    with pytest.raises(ValueError, match="known global tools: \\(none\\)"):
+        reopened.restrict(deny=["deferred"])
+    runtime.register(raw_tool("g"))
+    result = await runtime.call("g", call_id="after-close")
+    assert result.value == "ran:g"  # the old guard is gone
+    assert seen == []  # and so is the old observer

@@ -100,7 +100,9 @@ async def test_commits_results_in_model_order_even_when_a_later_call_settles_fir
     runtime, probe = ToolRuntime(), Probe()
     runtime.register(probe.tool("read"))
     order: list[str] = []
-    runtime.on("tools/post-execute", lambda execution, result, next: (order.append(execution.call_id), next())[1])
+    runtime.on(
+        "tools/post-execute", lambda execution, result, next: (order.append(execution.call_id), next())[1]
+    )
     batch = calls(("read", '{"key":"slow","delay":0.03}'), ("read", '{"key":"fast"}'))
     recorded: list[str] = []
     committed = await run_tool_calls(
@@ -268,7 +270,9 @@ async def test_stops_replenishing_after_abort_commits_started_results_and_keeps_
     runtime.register(probe.tool("read", hold=True))
     runtime.on(
         "tools/post-execute",
-        lambda execution, result, next: Accept(additional_contexts=[user_message(f"x-{execution.call_id}", "x")]),
+        lambda execution, result, next: Accept(
+            additional_contexts=[user_message(f"x-{execution.call_id}", "x")]
+        ),
     )
     controller = AbortController()
     batch = calls(*[("read", f'{{"key":"k{index}"}}') for index in range(4)])
@@ -291,7 +295,9 @@ async def test_does_not_run_an_exclusive_barrier_after_a_parallel_group_aborts()
     runtime.register(probe.tool("write", safe=False))
     controller = AbortController()
     task = asyncio.ensure_future(
-        run_tool_calls(runtime, calls(("read", '{"key":"r"}'), ("write", '{"key":"w"}')), signal=controller.signal)
+        run_tool_calls(
+            runtime, calls(("read", '{"key":"r"}'), ("write", '{"key":"w"}')), signal=controller.signal
+        )
     )
     while "start:r" not in probe.events:
         await asyncio.sleep(0)
@@ -310,7 +316,9 @@ async def test_every_call_has_exactly_one_result_when_the_awaiting_task_is_cance
     recorded: list[CommittedCall] = []
     batch = calls(*[("read", f'{{"key":"k{index}"}}') for index in range(3)])
     task = asyncio.ensure_future(
-        run_tool_calls(runtime, batch, signal=AbortController().signal, max_parallel=2, on_result=recorded.append)
+        run_tool_calls(
+            runtime, batch, signal=AbortController().signal, max_parallel=2, on_result=recorded.append
+        )
     )
     while probe.events.count("start:k0") + probe.events.count("start:k1") < 2:
         await asyncio.sleep(0)

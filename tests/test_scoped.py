@@ -93,7 +93,10 @@ def names(schemas: list[Any]) -> list[str]:
 def call_input(name: str, arguments: Any = None, **fields: Any) -> ToolExecutionInput:
     fields.setdefault("signal", AbortSignal())
     return ToolExecutionInput(
-        call_id=fields.pop("call_id", "c1"), name=name, arguments={} if arguments is None else arguments, **fields
+        call_id=fields.pop("call_id", "c1"),
+        name=name,
+        arguments={} if arguments is None else arguments,
+        **fields,
     )
 
 
@@ -333,7 +336,7 @@ async def test_disposers_of_a_closed_scope_are_harmless() -> None:
 # --- describe: restrict() --------------------------------------------------------------------------
 
 
-async def test_restrict_masks_global_tools_merges_scope_local_tools_and_keeps_schemas_with_execution() -> None:
+async def test_restrict_masks_globals_merges_local_tools_and_keeps_schemas_with_execution() -> None:
     """restrict() › masks global tools, merges scope-local tools afterward, and keeps assembly with
     execution (§3.2 item 21). Assembly is represented by ``schemas()``."""
     runtime = ToolRuntime()
@@ -467,6 +470,35 @@ def test_restrict_rejects_the_run_code_transport_before_unknown_names(field: str
         with pytest.raises(ValueError) as raised:
             scope.restrict(**{field: ["ghost", "run_code"]})
         assert str(raised.value) == RESTRICT_RUN_CODE
+
+
+def test_restrict_refuses_a_bare_string_or_non_string_names() -> None:
+    """Python-specific: ``allow="read"`` would silently mean the characters r/e/a/d; it is refused."""
+    runtime = ToolRuntime()
+    runtime.register(raw_tool("read"))
+    scope = runtime.scope("agent")
+    with pytest.raises(TypeError, match="not a string"):
+        scope.restrict(allow="read")
+    with pytest.raises(TypeError, match="must be strings"):
+        scope.restrict(deny=[1])  # type: ignore[list-item]
+    assert names(scope.schemas()) == ["read"]
+
+
+async def test_a_scope_object_and_its_key_name_the_same_agent() -> None:
+    """Decision 0001: a ``Scope`` hashes and compares equal to its key (``agent=scope`` ≡ ``agent=key``)."""
+    runtime = ToolRuntime()
+    scope = runtime.scope("a")
+    scope.register(raw_tool("mine"))
+    seen: list[Any] = []
+    scope.on("tools/result", lambda execution, result: seen.append(execution.agent))
+
+    direct = await runtime.execute(call_input("mine", agent=scope))
+    by_key = await runtime.execute(call_input("mine", agent="a"))
+
+    assert direct.value == by_key.value == "ran:mine"
+    assert scope == "a"
+    assert hash(scope) == hash("a")
+    assert seen == ["a", "a"]
 
 
 # --- describe: restrict() over an inherited scope layer --------------------------------------------
@@ -924,7 +956,7 @@ class _DataArguments:
         _Arguments(),
         _DataArguments(),
         b"bytes",
-        datetime.datetime(2024, 1, 1),  # noqa: DTZ001 - the value only needs to be non-JSON
+        datetime.datetime(2024, 1, 1),
         {"nested": {"when": datetime.date(2024, 1, 1)}},
         {"count": float("nan")},
         {"big": 2**53 + 1},
@@ -1184,8 +1216,9 @@ def test_present_as_rejects_a_second_declaration_in_the_same_scope() -> None:
     scope.present_as("code")
     with pytest.raises(ValueError) as raised:
         scope.present_as("both")
-    assert '("both") conflicts with "code" already declared for this scope; one composition selects one ' in str(
-        raised.value
+    assert (
+        '("both") conflicts with "code" already declared for this scope; one composition selects one '
+        in str(raised.value)
     )
     assert str(raised.value).endswith("one composition selects one presentation")
     with pytest.raises(ValueError, match='conflicts with "code"'):
@@ -1310,7 +1343,9 @@ async def test_a_pre_aborted_collapsed_call_is_aborted_before_dispatch_with_the_
     phases = PhaseCounter(runtime)
     runtime.scope("a").present_as("code")
 
-    result = await runtime.call("write", {"text": "hello"}, agent="a", signal=AbortSignal.aborted_with("stop"))
+    result = await runtime.call(
+        "write", {"text": "hello"}, agent="a", signal=AbortSignal.aborted_with("stop")
+    )
 
     assert isinstance(result, ToolFailure)
     assert result.error.message == "tool call aborted before dispatch"
@@ -1411,3 +1446,33 @@ async def test_post_execute_accept_is_not_needed_for_a_collapsed_call() -> None:
 
     assert collapsed.content == text(f"Error: {collapsed_message('echo')}")
     assert direct.content == text("rewritten by policy")
+
+
+async def test_the_collapse_tracks_every_code_declaration_independently() -> None:
+    """C1 + P2 disposal: closing one ``code`` scope (or a rolled-back declaration) never lifts the
+    collapse of another scope that still declares ``code``."""
+    runtime = ToolRuntime()
+    runtime.register(raw_tool("echo"))
+    first = runtime.scope("first")
+    second = runtime.scope("second")
+    first.present_as("code")
+    second.present_as("code")
+
+    def explode(change: Any) -> None:
+        raise RuntimeError("change listener exploded")
+
+    with runtime.on("tools/change", explode):
+        with pytest.raises(RuntimeError, match="change listener exploded"):
+            runtime.scope("rolled-back").present_as("code")
+    assert runtime.mode_for("rolled-back") == "native"
+    assert (await runtime.call("echo", agent="rolled-back")).value == "ran:echo"
+
+    first.close()
+
+    assert (await runtime.call("echo", agent="first")).value == "ran:echo"
+    assert (await runtime.call("echo", agent="second")).error.message == collapsed_message("echo")
+    third = runtime.scope("third")
+    third.present_as("code")
+    second.close()
+    assert (await runtime.call("echo", agent="third")).error.message == collapsed_message("echo")
+    assert (await runtime.call("echo", agent="second")).value == "ran:echo"

@@ -73,7 +73,10 @@ async def test_restores_the_caller_signal_for_post_execute() -> None:
 
     runtime.register(budgeted("t", body, 1_000))
     install_timeout_policy(runtime)
-    runtime.on("tools/post-execute", lambda execution, result, next: (post_signals.append(execution.signal), next())[1])
+    runtime.on(
+        "tools/post-execute",
+        lambda execution, result, next: (post_signals.append(execution.signal), next())[1],
+    )
     await runtime.execute(call("t", caller))
     assert post_signals == [caller]
 
@@ -180,7 +183,9 @@ async def test_a_scoped_policy_applies_only_to_that_agent() -> None:
     scope = runtime.scope("agent-a")
     install_timeout_policy(scope)
     scoped = await runtime.execute(
-        ToolExecutionInput(call_id="c1", name="slow", arguments={}, signal=AbortController().signal, agent="agent-a")
+        ToolExecutionInput(
+            call_id="c1", name="slow", arguments={}, signal=AbortController().signal, agent="agent-a"
+        )
     )
     unscoped = await runtime.execute(call("slow"))
     assert scoped.error.info.code == "TOOL_TIMEOUT"  # type: ignore[union-attr]

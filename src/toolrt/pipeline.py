@@ -22,11 +22,19 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._json import NotLosslessJsonError, js_json_dumps, snapshot_json, text_block_content
+from ._json import (
+    FrozenDict,
+    FrozenList,
+    NotLosslessJsonError,
+    js_json_dumps,
+    snapshot_json,
+    text_block_content,
+)
 from .content import content_text
 from .decisions import UNSET, Accept, Allow, Ask, Block, Deny, PreToolDecision
 from .errors import (
@@ -311,7 +319,7 @@ class Pipeline:
                 result = await self._dispatch_body(execution)
             deferred = execution._deferred
             if deferred:
-                contexts = snapshot_json([*deferred, *result.additional_contexts])
+                contexts = _result_field([*deferred, *result.additional_contexts])
                 result = _rebuild(result, result.content, result.meta, contexts)
             if not result.is_error and execution._caller.aborted:
                 result = _aborted(execution._body_invoked, result.additional_contexts)
@@ -327,12 +335,15 @@ class Pipeline:
             fused, detach = wrapper_signal, _noop
         else:
             fused, detach = fuse_signals(execution._caller, wrapper_signal)
+        writable = execution._signal_writable
         try:
             if fused.aborted:
                 result: ToolExecutionResult = _aborted(False)
                 execution._canonical = result
                 return result
             execution._signal = fused
+            # Wrappers may swap the signal around next(); the body itself never may.
+            execution._signal_writable = False
             definition = self._registry.resolve_execution(
                 execution.name, execution.agent, execution.parent is not None
             )
@@ -358,9 +369,11 @@ class Pipeline:
             execution._canonical = result
             return result
         finally:
-            # A body detached by a timeout policy may settle after the call was published.
-            if not execution._frozen:
+            # Restore the wrapper's signal unless something still owns the body's one: a worker thread
+            # left running by task cancellation, or a call already published (a detached body).
+            if execution._signal is fused and not execution._frozen:
                 execution._signal = wrapper_signal
+                execution._signal_writable = writable
             detach()
 
     async def _run_sync_body(self, definition: ToolDefinition, execution: ToolExecution) -> Any:
@@ -376,16 +389,24 @@ class Pipeline:
         # A worker thread cannot be interrupted. If the awaiting task is cancelled, the body's signal
         # fires so a cooperative body can stop; one that ignores it is reported, never forgotten.
         thread_abort = AbortController()
-        body_signal, detach = fuse_signals(execution._signal, thread_abort.signal)
+        entry_signal = execution._signal
+        body_signal, detach = fuse_signals(entry_signal, thread_abort.signal)
         execution._signal = body_signal
-        loop = asyncio.get_running_loop()
-        context = contextvars.copy_context()
-        future = loop.run_in_executor(None, context.run, definition.execute, execution.arguments, execution)
+        finished = threading.Event()
+        future = asyncio.get_running_loop().run_in_executor(
+            None,
+            contextvars.copy_context().run,
+            _capture,
+            definition.execute,
+            execution.arguments,
+            execution,
+            finished,
+        )
         try:
-            return await future
+            returned, raised = await future
         except asyncio.CancelledError:
             thread_abort.abort("the task awaiting this tool call was cancelled")
-            if not future.done():
+            if not finished.is_set():
                 from .events import logger
 
                 logger.warning(
@@ -394,9 +415,15 @@ class Pipeline:
                     execution.name,
                     execution.call_id,
                 )
+            # The body may still re-read ctx.signal: leave it the aborted one.
             raise
-        finally:
-            detach()
+        detach()
+        execution._signal = entry_signal
+        if raised is not None:
+            # Re-raised here, in this frame, so any BaseException (GeneratorExit, SystemExit...) is
+            # an ordinary failed call instead of something asyncio throws into the task.
+            raise raised
+        return returned
 
     def _success(
         self, execution: ToolExecution, definition: ToolDefinition, value: Any, contexts: Any
@@ -423,9 +450,8 @@ class Pipeline:
         content = _as_content(name, content)
         meta = None
         if execution.parent is None and output.presentation_meta is not None:
-            meta = _project(
-                name, "presentation_meta", output.presentation_meta, execution.arguments, snapshot
-            )
+            # The label is model-facing text: upstream's name for the projector, byte for byte.
+            meta = _project(name, "presentationMeta", output.presentation_meta, execution.arguments, snapshot)
         return make_success(snapshot, content, meta, contexts, execution._concluded)
 
     def _normalize(self, execution: ToolExecution, returned: Any) -> ToolExecutionResult:
@@ -438,7 +464,7 @@ class Pipeline:
                 raise TypeError("a tools/execute wrapper returned a ToolFailure without a ToolError")
             return make_failure(
                 ToolError(str(error.message), error.info),
-                _as_content(execution.name, snapshot_json(returned.content)),
+                _as_content(execution.name, _result_field(returned.content)),
                 _frozen(returned.meta),
                 _frozen(returned.additional_contexts),
             )
@@ -477,7 +503,7 @@ class Pipeline:
         self, execution: ToolExecution, result: ToolExecutionResult, decision: Any
     ) -> ToolExecutionResult:
         if isinstance(decision, Block):
-            feedback = _as_content(execution.name, snapshot_json(decision.feedback))
+            feedback = _as_content(execution.name, _result_field(decision.feedback))
             return make_failure(
                 ToolError(_feedback_message(feedback)), feedback, None, _frozen(decision.additional_contexts)
             )
@@ -501,7 +527,7 @@ class Pipeline:
                 raise ToolNotFoundError(f'unknown tool "{execution.name}"')
             return self._success(execution, definition, decision.value, contexts)
         if replaces_content:
-            content = _as_content(execution.name, snapshot_json(decision.content))
+            content = _as_content(execution.name, _result_field(decision.content))
             return _rebuild(result, content, result.meta, contexts)
         if contexts is result.additional_contexts:
             return result
@@ -518,7 +544,7 @@ class Pipeline:
             try:
                 replacement = finalizer(execution, result)
                 if replacement is not None:
-                    content = _as_content(execution.name, snapshot_json(replacement))
+                    content = _as_content(execution.name, _result_field(replacement))
                     result = _rebuild(result, content, result.meta, result.additional_contexts)
             except asyncio.CancelledError:
                 raise
@@ -572,6 +598,18 @@ def _noop() -> None:
     return None
 
 
+def _capture(
+    body: Callable[[Any, Any], Any], arguments: Any, execution: ToolExecution, finished: threading.Event
+) -> tuple[Any, BaseException | None]:
+    """Run a sync body on its worker thread, returning its outcome instead of raising it."""
+    try:
+        return body(arguments, execution), None
+    except BaseException as error:
+        return None, error
+    finally:
+        finished.set()
+
+
 def _fired(signal: AbortSignal) -> bool:
     """Re-read ``signal.aborted`` after an ``await`` (a plain read would be narrowed by type checkers)."""
     return signal.aborted
@@ -613,19 +651,35 @@ def _as_content(name: str, content: Any) -> Any:
     raise ToolOutputError(name, 'content must be a list of {"type": ...} blocks')
 
 
+def _result_field(value: Any) -> Any:
+    """A result field as a frozen snapshot; a lossy field fails the call with upstream's message."""
+    try:
+        return snapshot_json(value)
+    except NotLosslessJsonError:
+        raise TypeError("tool result must be losslessly JSON-serializable") from None
+
+
 def _frozen(value: Any) -> Any:
     """``value`` as a frozen snapshot; results keep ``()`` and ``None`` as their empty values."""
     if value is None or value == ():
         return value
-    return snapshot_json(value)
+    return _result_field(value)
 
 
 def _materialize(result: ToolExecutionResult) -> ToolExecutionResult:
     """Snapshot every durable field (a no-op for fields that are already frozen snapshots)."""
+    content, meta, contexts = result.content, result.meta, result.additional_contexts
+    if (
+        type(content) is FrozenList
+        and (meta is None or type(meta) in _FROZEN_SCALARS)
+        and (contexts == () or type(contexts) is FrozenList)
+        and (type(result) is ToolSuccess or type(result.error.message) is str)  # type: ignore[union-attr]
+    ):
+        return result  # built by the pipeline from snapshots: already frozen
     try:
-        content = _frozen(result.content)
-        meta = _frozen(result.meta)
-        contexts = _frozen(result.additional_contexts)
+        content = _frozen(content)
+        meta = _frozen(meta)
+        contexts = _frozen(contexts)
         unchanged = (
             content is result.content and meta is result.meta and contexts is result.additional_contexts
         )
@@ -640,3 +694,6 @@ def _materialize(result: ToolExecutionResult) -> ToolExecutionResult:
         return _failure("tool result must be losslessly JSON-serializable")
     except Exception as error:
         return tool_error_result(error)
+
+
+_FROZEN_SCALARS = frozenset({FrozenDict, FrozenList, str, int, bool})

@@ -51,8 +51,8 @@ import inspect
 import json
 import math
 import re
-from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -142,28 +142,49 @@ class ToolContribution:
     known_names: Sequence[str] | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Assembly:
     """One assembled prompt: ordered sections, ordered tool schemas, resolved variables.
 
     Immutable; a listener changes it by returning a new one, e.g.
-    ``dataclasses.replace(assembly, tools=tuple(t for t in assembly.tools if ...))``. Lists are
-    accepted and stored as tuples. The tool dicts are fresh copies made for this assembly only.
+    ``assembly.replace(tools=[t for t in assembly.tools if t["name"] != "run_code"])``. Any
+    iterable is accepted and stored as a tuple. The tool dicts are fresh copies made for this
+    assembly only, so changing them affects nothing else.
     """
 
-    sections: tuple[Section, ...] = ()
-    tools: tuple[ToolSchema, ...] = ()
-    variables: Mapping[str, str | None] = field(default_factory=lambda: MappingProxyType({}))
+    sections: tuple[Section, ...]
+    tools: tuple[ToolSchema, ...]
+    variables: Mapping[str, str | None]
 
-    def __post_init__(self) -> None:
-        sections = tuple(self.sections)
+    def __init__(
+        self,
+        sections: Iterable[Section] = (),
+        tools: Iterable[ToolSchema] = (),
+        variables: Mapping[str, str | None] | None = None,
+    ) -> None:
+        sections = tuple(sections)
         for section in sections:
             if not isinstance(section, Section):
                 raise TypeError(f"Assembly.sections takes Section objects, got {type(section).__name__}")
         object.__setattr__(self, "sections", sections)
-        object.__setattr__(self, "tools", tuple(self.tools))
-        if not isinstance(self.variables, MappingProxyType):
-            object.__setattr__(self, "variables", MappingProxyType(dict(self.variables)))
+        object.__setattr__(self, "tools", tuple(tools))
+        if not isinstance(variables, MappingProxyType):
+            variables = MappingProxyType(dict(variables or {}))
+        object.__setattr__(self, "variables", variables)
+
+    def replace(
+        self,
+        *,
+        sections: Iterable[Section] | None = None,
+        tools: Iterable[ToolSchema] | None = None,
+        variables: Mapping[str, str | None] | None = None,
+    ) -> Assembly:
+        """A copy with the given parts replaced (the others shared)."""
+        return Assembly(
+            self.sections if sections is None else sections,
+            self.tools if tools is None else tools,
+            self.variables if variables is None else variables,
+        )
 
     def section(self, name: str) -> Section | None:
         """The section called ``name``, if present."""

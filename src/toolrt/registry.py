@@ -130,8 +130,12 @@ class ToolRegistry:
         self._muted = False
         # How many guards exist in any layer: lets the pipeline skip guard evaluation entirely.
         self.guard_count = 0
+        # How many scopes declare `code`: with none (and a non-code default) nothing can collapse.
+        self._code_scopes = 0
         # How many guards exist in any layer: lets the pipeline skip guard evaluation entirely.
         self.guard_count = 0
+        # How many scopes declare `code`: with none (and a non-code default) nothing can collapse.
+        self._code_scopes = 0
 
     # --- scope chains --------------------------------------------------------------------------
 
@@ -249,12 +253,14 @@ class ToolRegistry:
 
     def collapses(self, name: str, key: Hashable | None, nested: bool) -> bool:
         """Under ``code``, a model-direct call to anything but ``run_code`` cannot execute."""
-        return not nested and name != RUN_CODE_NAME and self.mode_for(key) == "code"
+        if nested or name == RUN_CODE_NAME or (not self._code_scopes and self.default_mode != "code"):
+            return False
+        return self.mode_for(key) == "code"
 
     def resolve_execution(self, name: str, key: Hashable | None, nested: bool) -> ToolDefinition | None:
         """The definition a call may actually run: ``get()`` minus collapsed names."""
         definition = self.view(key).visible.get(name)
-        if definition is None or (not nested and name != RUN_CODE_NAME and self.mode_for(key) == "code"):
+        if definition is None or self.collapses(name, key, nested):
             return None
         return definition
 
@@ -475,12 +481,14 @@ class ToolRegistry:
                 "one composition selects one presentation"
             )
         layer.mode = mode
+        self._code_scopes += mode == "code"
         self._bump()
 
         def restore() -> None:
             current = self._scoped.get(key)
             if current is not None and current.mode == mode:
                 current.mode = None
+                self._code_scopes -= mode == "code"
                 self._reclaim(key)
                 self._bump()
                 self._notify(ToolsChange("unpresent", None, key))

@@ -19,7 +19,7 @@ are undone together when the scope closes.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Coroutine, Hashable, Iterable
 from typing import Any
 
 from .approval import ApprovalService
@@ -172,9 +172,13 @@ class ToolRuntime(ListenerOwner):
 
     # --- execution -----------------------------------------------------------------------------
 
-    async def execute(self, call: ToolExecutionInput) -> ToolExecutionResult:
-        """Run one call through the whole pipeline. Every model mistake comes back as a result."""
-        return await self._pipeline.execute(call)
+    def execute(self, call: ToolExecutionInput) -> Coroutine[Any, Any, ToolExecutionResult]:
+        """Run one call through the whole pipeline. Every model mistake comes back as a result.
+
+        ``await runtime.execute(call)``. (A plain method returning the pipeline's coroutine, so the
+        hot path pays for one coroutine, not two.)
+        """
+        return self._pipeline.execute(call)
 
     async def call(
         self,

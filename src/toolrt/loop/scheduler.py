@@ -150,14 +150,14 @@ class _Batch:
             )
             if exclusive:
                 await self._drain()
-                if self.signal.aborted:
+                if _fired(self.signal):
                     break
                 await self._start(call)
                 await self._drain()
                 continue
             while self.in_flight >= self.max_parallel:
                 await self._wait_for_settlement()
-            if self.signal.aborted:
+            if _fired(self.signal):
                 break
             await self._start(call)
             await self._commit_ready()
@@ -185,7 +185,9 @@ class _Batch:
         if self.on_call is not None:
             self.on_call(call, slot.arguments)
         if problem is not None:
-            rejected = self.stages.reject(self._input(call, call.arguments, self.signal), ToolArgsError([problem]))
+            rejected = self.stages.reject(
+                self._input(call, call.arguments, self.signal), ToolArgsError([problem])
+            )
             slot.early = ("done", rejected)
             return
         prepared = await self.stages.prepare(self._input(call, arguments, self.signal))
@@ -267,6 +269,11 @@ class _Batch:
             self._record(CommittedCall(slot.call, slot.arguments, result))
         self.pending.clear()
         self._abort_unstarted()
+
+
+def _fired(signal: AbortSignal) -> bool:
+    """Re-read ``signal.aborted`` after an ``await`` (type checkers narrow a plain re-read)."""
+    return signal.aborted
 
 
 def _aborted_signal(signal: AbortSignal) -> AbortSignal:

@@ -24,8 +24,10 @@ UTF-8 text, one event per line, every line terminated by ``\\n``, nothing else i
   no ``-0.0``, integers exactly representable as doubles. Keys are snake_case.
 
 Keys are written in that order, compactly (``","`` and ``":"`` separators), with non-ASCII text
-raw (``ensure_ascii=False``). A string holding lone surrogates cannot be UTF-8 encoded raw, so
-such an event is written with ``\\uXXXX`` escapes instead (still one line, still the same value).
+raw (``ensure_ascii=False``). A string holding surrogate code points cannot be UTF-8 encoded raw,
+so such an event is written with ``\\uXXXX`` escapes instead (still one line). A lone surrogate
+reads back as itself; a high+low surrogate *pair* reads back as the one astral character it spells
+(the same UTF-16 string, which is what JSON means by it).
 
 Known event types and their ``data`` (``?`` marks a value that may be ``null``):
 
@@ -36,7 +38,8 @@ Known event types and their ``data`` (``?`` marks a value that may be ``null``):
     usage: {input_tokens: int?, output_tokens: int?}?}`` — ``arguments`` is the model's raw text.
 ``tool/call``
     ``{call_id, name, arguments: str, parsed_arguments: json?, agent: json?}`` — ``arguments`` is the
-    raw text; ``parsed_arguments`` is what it parsed to, ``null`` when it did not parse.
+    raw text; ``parsed_arguments`` is what it parsed to, ``null`` when it did not parse (to
+    lossless JSON).
 ``tool/result``
     ``{call_id, name, content: [block], is_error: bool, error: {message, info: {name, code}?}?,
     meta: json?}`` — ``error`` is set exactly when ``is_error``; the canonical value is never stored.
@@ -79,6 +82,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, TypeAlias
 
 from .._json import NotLosslessJsonError, snapshot_json, text_block_content
+from ..approval import ApprovalOutcome
 from ..content import ContentBlock
 from ..content import UserMessage as ContextMessage
 from ..results import ToolExecutionResult
@@ -370,10 +374,12 @@ class SessionLog:
 
         ``data`` must be a lossless-JSON object (and, for a known type, have that type's keys).
         Anything invalid raises :class:`InvalidEventError` and writes nothing. An I/O error while
-        writing rolls the file back to its previous length and is re-raised.
+        writing rolls the file back to its previous length and is re-raised. A failed ``fsync``
+        raises :class:`SessionLogError` after the event was written (it is in :meth:`events`), and
+        the log then refuses further appends: reopen it to continue from what the file holds.
         """
-        if type.__class__ is not str or not type:
-            raise InvalidEventError(f"event type must be a non-empty string, not {type!r}")
+        if type.__class__ is not str or not type or not _encodable(type):
+            raise InvalidEventError(f"event type must be a non-empty UTF-8 string, not {type!r}")
         if not isinstance(data, Mapping):
             raise InvalidEventError(f"{type} event data must be a JSON object, not {_kind(data)}")
         try:
@@ -383,7 +389,17 @@ class SessionLog:
         problem = _check_data(type, snapshot)
         if problem is not None:
             raise InvalidEventError(f"{type} event rejected: {problem}")
-        data_json = _dumps(snapshot) if self._fd is not None else ""
+        data_json = type_json = b""
+        if self._path is not None:
+            text = _dumps(snapshot)
+            try:
+                data_json = text.encode("utf-8")
+            except UnicodeEncodeError:
+                # Surrogate code points: write them escaped, and return what a reader will get back.
+                text = json.dumps(snapshot, separators=(",", ":"), allow_nan=False)
+                data_json = text.encode("ascii")
+                snapshot = snapshot_json(json.loads(text), "data")
+            type_json = _dumps(type).encode("utf-8")
         with self._lock:
             self._check_writable()
             seq = len(self._events)
@@ -392,8 +408,13 @@ class SessionLog:
                 raise InvalidEventError(f"the session clock returned {stamp!r}")
             event = Event(seq, type, stamp, snapshot)
             if self._fd is not None:
-                self._write(f'{{"seq":{seq},"type":{_dumps(type)},"time":{stamp!r},"data":{data_json}}}\n')
+                time_json = repr(stamp).encode("ascii")
+                self._write(
+                    b'{"seq":%d,"type":%b,"time":%b,"data":%b}\n' % (seq, type_json, time_json, data_json)
+                )
             self._events.append(event)
+            if self._fd is not None and self._durability != "flush":
+                self._sync_after_append()
             return event
 
     def sync(self) -> None:
@@ -443,15 +464,9 @@ class SessionLog:
         if self._broken is not None:
             raise SessionLogError(f"session log is unusable after an I/O error ({self._broken}); reopen it")
 
-    def _write(self, line: str) -> None:
+    def _write(self, payload: bytes) -> None:
         fd = self._fd
         assert fd is not None
-        try:
-            payload = line.encode("utf-8")
-        except UnicodeEncodeError:
-            # Lone surrogates: escape them (json reads the escapes back to the same string).
-            record = json.loads(line)
-            payload = (json.dumps(record, separators=(",", ":"), allow_nan=False) + "\n").encode("ascii")
         view = memoryview(payload)
         try:
             while view:
@@ -464,12 +479,11 @@ class SessionLog:
                 self._broken = f"could not roll back a failed write: {error}"
             raise
         self._size += len(payload)
-        if self._durability == "fsync":
+
+    def _sync_after_append(self) -> None:
+        self._unsynced += 1
+        if self._durability == "fsync" or self._unsynced >= self._batch_size:
             self._fsync()
-        elif self._durability == "batch":
-            self._unsynced += 1
-            if self._unsynced >= self._batch_size:
-                self._fsync()
 
     def _fsync(self) -> None:
         assert self._fd is not None
@@ -490,19 +504,24 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _kind(value: object) -> str:
     return type(value).__name__
 
 
 def _read_all(fd: int) -> bytes:
+    os.lseek(fd, 0, os.SEEK_SET)  # appends ignore the offset (O_APPEND), reads start here
     chunks: list[bytes] = []
-    offset = 0
-    while True:
-        chunk = os.pread(fd, 1 << 20, offset)
-        if not chunk:
-            return b"".join(chunks)
+    while chunk := os.read(fd, 1 << 20):
         chunks.append(chunk)
-        offset += len(chunk)
+    return b"".join(chunks)
 
 
 def _fsync_directory(path: str) -> None:
@@ -539,8 +558,8 @@ def _parse(raw: bytes, path: str) -> ReadResult:
             record = _load(line)
         except _BadJson as error:
             if index == last and not tail:
-                torn = TornLine(offset, index + 1, len(line) + 1, line[:_PREVIEW_BYTES], str(error))
-                return ReadResult(tuple(events), torn)
+                cut = TornLine(offset, index + 1, len(line) + 1, line[:_PREVIEW_BYTES], str(error))
+                return ReadResult(tuple(events), cut)
             raise SessionLogCorruptError(path, index + 1, str(error)) from None
         problem = _envelope_problem(record, len(events))
         if problem is not None:
@@ -551,7 +570,7 @@ def _parse(raw: bytes, path: str) -> ReadResult:
             raise SessionLogCorruptError(path, index + 1, str(error)) from None
         events.append(Event(record["seq"], record["type"], float(record["time"]), data))
         offset += len(line) + 1
-    torn = None
+    torn: TornLine | None = None
     if tail:
         torn = TornLine(offset, len(lines) + 1, len(tail), tail[:_PREVIEW_BYTES], "missing trailing newline")
     return ReadResult(tuple(events), torn)
@@ -578,8 +597,8 @@ def _envelope_problem(record: Any, expected_seq: int) -> str | None:
     if type(kind) is not str or not kind:
         return '"type" must be a non-empty string'
     stamp = record.get("time")
-    if type(stamp) not in (int, float):
-        return '"time" must be a number'
+    if not isinstance(stamp, int | float) or isinstance(stamp, bool) or not math.isfinite(stamp):
+        return '"time" must be a finite number'
     if type(record.get("data")) is not dict:
         return '"data" must be a JSON object'
     return None
@@ -637,7 +656,9 @@ def _is_error(value: Any) -> bool:
     if not isinstance(value, dict) or type(value.get("message")) is not str:
         return False
     info = value.get("info")
-    return info is None or (isinstance(info, dict) and _is_str(info.get("name")) and _is_str(info.get("code")))
+    return info is None or (
+        isinstance(info, dict) and _is_str(info.get("name")) and _is_str(info.get("code"))
+    )
 
 
 def _one_of(options: tuple[str, ...]) -> Callable[[Any], bool]:
@@ -756,8 +777,15 @@ def tool_call_event(
 ) -> NewEvent:
     """``tool/call``: a call about to run — the raw argument text and what it parsed to (or ``None``).
 
-    ``agent`` must be JSON (an id, not a scope object): replay passes it to ``runtime.get``.
+    Parsed arguments that are not lossless JSON (the model wrote ``NaN``, ``-0.0`` or ``1e999``,
+    which Python's ``json`` accepts) are logged as ``null``: the raw text is the record of what the
+    model sent, and a call record must never be unloggable. ``agent`` must be JSON (an id, not a
+    scope object): replay passes it to ``runtime.get``.
     """
+    try:
+        parsed_arguments = snapshot_json(parsed_arguments, "parsed_arguments")
+    except NotLosslessJsonError:
+        parsed_arguments = None
     return NewEvent(
         TOOL_CALL,
         {
@@ -812,11 +840,17 @@ def approval_asked_event(
     """``approval/asked``: a human was asked whether ``tool_name`` may run with ``arguments``."""
     return NewEvent(
         APPROVAL_ASKED,
-        {"call_id": call_id, "tool_name": tool_name, "reason": reason, "arguments": arguments, "agent": agent},
+        {
+            "call_id": call_id,
+            "tool_name": tool_name,
+            "reason": reason,
+            "arguments": arguments,
+            "agent": agent,
+        },
     )
 
 
-def approval_decided_event(call_id: str, tool_name: str, outcome: str) -> NewEvent:
+def approval_decided_event(call_id: str, tool_name: str, outcome: ApprovalOutcome) -> NewEvent:
     """``approval/decided``: the answer (an ``ApprovalOutcome``)."""
     return NewEvent(APPROVAL_DECIDED, {"call_id": call_id, "tool_name": tool_name, "outcome": outcome})
 
@@ -938,7 +972,9 @@ def derive_messages(events: Iterable[Event]) -> list[Message]:
             if batch is not None:
                 batch.close(out)
                 batch = None
-            calls = tuple(ToolCall(call["id"], call["name"], call["arguments"]) for call in data["tool_calls"])
+            calls = tuple(
+                ToolCall(call["id"], call["name"], call["arguments"]) for call in data["tool_calls"]
+            )
             out.append(AssistantMessage(data["text"], calls, data["reasoning"], data["stop_reason"]))
             if calls:
                 batch = _Batch(calls)

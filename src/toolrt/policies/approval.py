@@ -101,7 +101,12 @@ class Approvals(ListenerOwner):
         outcome = await self._decide(request)
         self._record(
             "approval/decided",
-            {"call_id": request.call_id, "tool_name": request.tool_name, "outcome": outcome, "fingerprint": print_},
+            {
+                "call_id": request.call_id,
+                "tool_name": request.tool_name,
+                "outcome": outcome,
+                "fingerprint": print_,
+            },
         )
         return outcome
 
@@ -122,7 +127,7 @@ class Approvals(ListenerOwner):
             return "cancelled"
         outcome = answer.result()
         # A rogue answer is passed through: the pipeline turns it into a structured failure.
-        return outcome  # type: ignore[no-any-return]
+        return outcome
 
     def _record(self, kind: str, data: Mapping[str, Any]) -> None:
         if self._audit is not None:
@@ -158,9 +163,13 @@ def rule_answerer(rules: Sequence[ApprovalRule]) -> Answerer:
     frozen_rules = tuple(rules)
     for rule in frozen_rules:
         if rule.outcome not in _OUTCOMES:
-            raise ValueError(f"approval rule outcome must be one of {sorted(_OUTCOMES)}, got {rule.outcome!r}")
+            raise ValueError(
+                f"approval rule outcome must be one of {sorted(_OUTCOMES)}, got {rule.outcome!r}"
+            )
 
-    async def answer(request: ApprovalRequest, next: Callable[[], Awaitable[ApprovalOutcome]]) -> ApprovalOutcome:
+    async def answer(
+        request: ApprovalRequest, next: Callable[[], Awaitable[ApprovalOutcome]]
+    ) -> ApprovalOutcome:
         for rule in frozen_rules:
             if rule.matches(request):
                 return rule.outcome
@@ -185,11 +194,16 @@ def terminal_answerer(
     reader = input_stream if input_stream is not None else sys.stdin
     writer = output if output is not None else sys.stderr
 
-    async def answer(request: ApprovalRequest, next: Callable[[], Awaitable[ApprovalOutcome]]) -> ApprovalOutcome:
+    async def answer(
+        request: ApprovalRequest, next: Callable[[], Awaitable[ApprovalOutcome]]
+    ) -> ApprovalOutcome:
         print_ = fingerprint(request.tool_name, request.arguments)
         if print_ in remembered:
             return "allowed-once"
-        writer.write(describe_request(request, runtime) + "\nAllow this call? [y]es / [n]o / [a]lways for these exact arguments: ")
+        writer.write(
+            describe_request(request, runtime)
+            + "\nAllow this call? [y]es / [n]o / [a]lways for these exact arguments: "
+        )
         writer.flush()
         line = await asyncio.to_thread(reader.readline)
         if line == "":

@@ -38,7 +38,13 @@ from ..results import ToolExecutionResult
 if TYPE_CHECKING:
     from ..runtime import Scope, ToolRuntime
 
-__all__ = ["SPILL_READER_NAME", "SpillStore", "install_spill_policy", "spill_dispatch_log", "spill_reader_tool"]
+__all__ = [
+    "SPILL_READER_NAME",
+    "SpillStore",
+    "install_spill_policy",
+    "spill_dispatch_log",
+    "spill_reader_tool",
+]
 
 SPILL_READER_NAME = "read_spill"
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -139,7 +145,9 @@ def spill_dispatch_log(
         content = await next()
         if not _too_big(content, max_chars):
             return content
-        sub_call_id = entry.get("sub_call_id") if isinstance(entry, dict) else getattr(entry, "sub_call_id", "sub")
+        sub_call_id = (
+            entry.get("sub_call_id") if isinstance(entry, dict) else getattr(entry, "sub_call_id", "sub")
+        )
         locator = store.write(str(sub_call_id), content)
         return preview(content, locator, preview_chars)
 

@@ -126,13 +126,13 @@ async def _wait_with_grace(
     body: asyncio.Future[ToolExecutionResult], timer: AbortController, grace_ms: float
 ) -> ToolExecutionResult:
     # Wait for the body; once our timer fires, give it grace_ms more to observe the signal.
-    fired = asyncio.ensure_future(timer.signal.wait())
+    fired: asyncio.Future[Any] = asyncio.ensure_future(timer.signal.wait())
     try:
         done, _ = await asyncio.wait({body, fired}, return_when=asyncio.FIRST_COMPLETED)
         if body in done:
             return body.result()
-        done, _ = await asyncio.wait({body}, timeout=grace_ms / 1000)
-        if body in done:
+        finished, _ = await asyncio.wait({body}, timeout=grace_ms / 1000)
+        if body in finished:
             return body.result()
         raise _Detached
     except asyncio.CancelledError:

@@ -89,9 +89,10 @@ def group_turns(messages: Sequence[Message]) -> list[Turn]:
             missing = [call for call in calls if call.id not in results]
             if missing:
                 listed = ", ".join(f'"{call.id}" ({call.name})' for call in missing)
+                plural = len(missing) > 1
                 raise ConversationError(
-                    f"tool call{'s' if len(missing) > 1 else ''} {listed} ha{'ve' if len(missing) > 1 else 's'}"
-                    " no result: every call the model made needs a result before the next model request"
+                    f"tool call{'s' if plural else ''} {listed} ha{'ve' if plural else 's'} no result:"
+                    " every call the model made needs a result before the next model request"
                 )
             turns.append(ToolTurn(message, tuple(results[call.id] for call in calls), tuple(after)))
             continue

@@ -118,7 +118,9 @@ def reasoning_of(message_or_delta: object) -> str | None:
     return None
 
 
-def _assistant_param(message: AssistantMessage, include_reasoning: bool) -> ChatCompletionAssistantMessageParam:
+def _assistant_param(
+    message: AssistantMessage, include_reasoning: bool
+) -> ChatCompletionAssistantMessageParam:
     param: ChatCompletionAssistantMessageParam = {"role": "assistant"}
     param["content"] = message.text if message.text or not message.tool_calls else None
     if message.tool_calls:
