@@ -576,3 +576,22 @@ async def test_runtime_close_closes_every_scope_and_undoes_every_global_registra
     result = await runtime.call("g", call_id="after-close")
     assert result.value == "ran:g"  # the old guard is gone
     assert seen == []  # and so is the old observer
+
+
+@pytest.mark.parametrize("value", [0, -1, 1.5, 2.0, True, "10", None], ids=repr)
+def test_construction_validates_max_parallel_sub_calls(value: Any) -> None:
+    """P1: non-integer or < 1 → ``max_parallel_sub_calls must be a positive integer``."""
+    with pytest.raises(ValueError) as raised:
+        ToolRuntime(max_parallel_sub_calls=value)
+    assert str(raised.value) == "max_parallel_sub_calls must be a positive integer"
+
+
+def test_construction_defaults_and_validates_the_presentation_mode() -> None:
+    """P1: ``mode`` ∈ native (default), code, both; ``max_parallel_sub_calls`` defaults to 10."""
+    runtime = ToolRuntime()
+    assert runtime.mode == "native"
+    assert runtime.mode_for() == "native"
+    assert runtime.max_parallel_sub_calls == 10
+    assert ToolRuntime(mode="both", max_parallel_sub_calls=1).mode_for("anyone") == "both"
+    with pytest.raises(ValueError, match="mode"):
+        ToolRuntime(mode="python")  # type: ignore[arg-type]

@@ -319,6 +319,25 @@ async def test_lifting_one_registration_never_reclaims_a_layer_that_still_holds_
     assert nested.error.message == "still guarded"
 
 
+def test_a_scope_has_one_parent_and_the_chain_cannot_form_a_cycle() -> None:
+    """§1.2 dsh-scope ``bindScopeParent``: one parent, cycle-checked; a refused open leaves no scope."""
+    runtime = ToolRuntime()
+    with pytest.raises(ValueError, match="own parent"):
+        runtime.scope("self", parent="self")
+    runtime.scope("a", parent="b")
+    runtime.scope("c", parent="a")
+    with pytest.raises(ValueError, match="cycle"):
+        runtime.scope("b", parent="c")
+    with pytest.raises(ValueError, match="cannot be None"):
+        runtime.scope(None)
+
+    parent = runtime.scope("b")  # the refused key is still free
+    runtime.scope("self")
+    parent.restrict(allow=[])
+    parent.register(raw_tool("own"))
+    assert names(runtime.schemas("c")) == []  # b's mask reaches c through a
+
+
 async def test_disposers_of_a_closed_scope_are_harmless() -> None:
     """R1: every disposer is idempotent, also after its scope closed it."""
     runtime = ToolRuntime()

@@ -25,11 +25,11 @@ import asyncio
 import fnmatch
 import hashlib
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .._json import js_json_dumps, thaw
+from .._json import is_lossless_json, js_json_dumps, thaw
 from ..approval import ApprovalOutcome, ApprovalRequest
 from ..events import Disposer, EventBus, ListenerOwner, _Listener
 
@@ -72,6 +72,20 @@ class Approvals(ListenerOwner):
         super().__init__()
         self._answerers: tuple[_Listener, ...] = ()
         self._audit = audit
+        self._sessions: dict[Hashable, AuditSink] = {}
+
+    def bind_session(self, agent: Hashable, sink: AuditSink) -> Disposer:
+        """Route ``agent``'s audit events to ``sink`` (its session log) instead of the default sink.
+
+        :class:`toolrt.loop.Agent` binds its session automatically.
+        """
+        self._sessions[agent] = sink
+
+        def unbind() -> None:
+            if self._sessions.get(agent) is sink:
+                del self._sessions[agent]
+
+        return Disposer(unbind, self)
 
     def answerer(self, answerer: Answerer, *, prepend: bool = False) -> Disposer:
         """Add an answerer: ``answerer(request, next)`` returns an outcome or ``await next()``."""
@@ -88,18 +102,22 @@ class Approvals(ListenerOwner):
     async def request(self, request: ApprovalRequest) -> ApprovalOutcome:
         """Ask the answerers; ``cancelled`` if the caller aborts first, ``unavailable`` if nobody answers."""
         print_ = fingerprint(request.tool_name, request.arguments)
+        agent = request.agent if is_lossless_json(request.agent) else repr(request.agent)
         self._record(
+            request,
             "approval/asked",
             {
                 "call_id": request.call_id,
                 "tool_name": request.tool_name,
                 "reason": request.reason,
                 "arguments": thaw(request.arguments),
+                "agent": agent,
                 "fingerprint": print_,
             },
         )
         outcome = await self._decide(request)
         self._record(
+            request,
             "approval/decided",
             {
                 "call_id": request.call_id,
@@ -129,9 +147,10 @@ class Approvals(ListenerOwner):
         # A rogue answer is passed through: the pipeline turns it into a structured failure.
         return outcome
 
-    def _record(self, kind: str, data: Mapping[str, Any]) -> None:
-        if self._audit is not None:
-            self._audit(kind, data)
+    def _record(self, request: ApprovalRequest, kind: str, data: Mapping[str, Any]) -> None:
+        sink = self._sessions.get(request.agent, self._audit)
+        if sink is not None:
+            sink(kind, data)
 
 
 async def _unavailable() -> ApprovalOutcome:
