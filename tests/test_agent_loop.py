@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_openai_server import FakeOpenAIServer
 
+from fake_openai_server import FakeOpenAIServer
 from toolrt import AbortController, Ask, ToolRuntime, define_tool, tool
 from toolrt.execution import ToolRunContext
 from toolrt.loop.agent import Agent
@@ -333,6 +333,7 @@ async def test_additional_contexts_follow_the_batch_of_results() -> None:
         ("UserMessage", "x-c1"),
         ("UserMessage", "x-c2"),
     ]
-    assert derive_messages(agent.session.events()) == list(second) + [
-        AssistantMessage(text="ok", stop_reason=None)
+    assert derive_messages(agent.session.events()) == [
+        *list(second),
+        AssistantMessage(text="ok", stop_reason=None),
     ]

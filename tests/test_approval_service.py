@@ -124,7 +124,7 @@ async def test_a_caller_abort_cancels_a_pending_answer_and_the_body_never_runs()
 async def test_terminal_answerer_shows_the_call_card_and_reads_yes_or_no() -> None:
     approvals = Approvals()
     output = io.StringIO()
-    runtime, ran = runtime_with_tool(approvals)
+    runtime, _ = runtime_with_tool(approvals)
     approvals.answerer(terminal_answerer(runtime=runtime, input_stream=io.StringIO("y\nn\n"), output=output))
     yes = await runtime.execute(call("a.txt"))
     no = await runtime.execute(call("b.txt"))
@@ -152,7 +152,7 @@ async def test_always_covers_exactly_the_same_arguments_and_never_a_different_sn
 
 async def test_terminal_answerer_end_of_input_is_unavailable() -> None:
     approvals = Approvals()
-    runtime, ran = runtime_with_tool(approvals)
+    runtime, _ = runtime_with_tool(approvals)
     approvals.answerer(terminal_answerer(runtime=runtime, input_stream=io.StringIO(""), output=io.StringIO()))
     result = await runtime.execute(call("a.txt"))
     assert "no approval channel is available" in result.content[0]["text"]

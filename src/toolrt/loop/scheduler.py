@@ -96,7 +96,7 @@ async def run_tool_calls(
 
 
 class _Batch:
-    def __init__(
+    def __init__(  # noqa: PLR0917 - private; built in one place from run_tool_calls' arguments
         self,
         runtime: ToolRuntime,
         calls: Sequence[ToolCall],

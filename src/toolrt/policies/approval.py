@@ -143,9 +143,8 @@ class Approvals(ListenerOwner):
         if answer not in done:
             answer.cancel()
             return "cancelled"
-        outcome = answer.result()
         # A rogue answer is passed through: the pipeline turns it into a structured failure.
-        return outcome
+        return answer.result()
 
     def _record(self, request: ApprovalRequest, kind: str, data: Mapping[str, Any]) -> None:
         sink = self._sessions.get(request.agent, self._audit)
