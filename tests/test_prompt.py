@@ -754,10 +754,10 @@ async def test_connect_runtime_is_undone_by_its_disposer_and_by_runtime_close() 
     dispose()
     assert (await prompt.assemble()).tools == ()
 
-    # A code-mode runtime without Code Mode wiring makes its provider fail: observable removal.
+    # A code-mode runtime without a code runtime makes its provider fail: observable removal.
     closing = ToolRuntime(mode="code")
     connect_runtime(prompt, closing)
-    with pytest.raises(RuntimeError, match="requires Code Mode"):
+    with pytest.raises(RuntimeError, match="requires a code runtime"):
         await prompt.assemble()
     closing.close()
     assert (await prompt.assemble()).tools == ()
@@ -769,7 +769,7 @@ async def test_non_native_scopes_fail_every_assembly_without_code_mode_wiring() 
     prompt = SystemPrompt()
     connect_runtime(prompt, runtime)
     for _ in range(2):
-        with pytest.raises(RuntimeError, match='mode "code" requires Code Mode'):
+        with pytest.raises(RuntimeError, match='mode "code" requires a code runtime'):
             await prompt.assemble()
 
 

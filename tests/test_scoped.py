@@ -1245,12 +1245,6 @@ def test_present_as_rejects_a_second_declaration_in_the_same_scope() -> None:
     assert runtime.mode_for(scope) == "code"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: registry.py present_as messages name the TypeScript API `tools.presentAs()`; decision "
-    "0001 maps upstream names to the Python API (`present_as`), as registry.py's own invalid-mode "
-    "message already does",
-)
 def test_present_as_messages_name_the_python_api() -> None:
     """P2 messages under decision 0001: ``tools.presentAs`` → ``tools.present_as``."""
     runtime = ToolRuntime()

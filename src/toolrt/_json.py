@@ -79,6 +79,8 @@ class FrozenDict(dict[str, Any]):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # Direct construction validates, so every FrozenDict is a trusted lossless snapshot.
+        if self:
+            _immutable(self)
         _dict_update(self, snapshot_json(dict(*args, **kwargs)))
 
     __setitem__ = _immutable
@@ -107,6 +109,8 @@ class FrozenList(list[Any]):
 
     def __init__(self, items: Iterable[Any] = ()) -> None:
         # Direct construction validates, so every FrozenList is a trusted lossless snapshot.
+        if self:
+            _immutable(self)
         _list_extend(self, snapshot_json(list(items)))
 
     __setitem__ = _immutable
@@ -452,9 +456,9 @@ def js_number(number: int | float) -> str:
     if isinstance(number, bool):
         raise TypeError("a bool is not a JSON number")
     if isinstance(number, int):
-        if -(10**21) < number < 10**21:
+        if -MAX_SAFE_INTEGER <= number <= MAX_SAFE_INTEGER:
             return str(number)
-        number = float(number)
+        number = float(number)  # JavaScript holds a double: print the double's shortest digits
     if math.isnan(number):
         return "NaN"
     if number in (math.inf, -math.inf):

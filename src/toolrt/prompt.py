@@ -723,10 +723,14 @@ def connect_runtime(
     *known* names — its visible tools plus the ones restricted away and the reserved ones — so
     ``tool_order`` may name a tool some agents cannot see, or a deferred tool not loaded yet.
 
-    Scopes presented as ``code`` or ``both`` are Code Mode's: ``code_mode(scope, mode)`` supplies
-    their contribution (``[run_code]`` / every tool plus ``run_code``, with matching known names).
-    Without it such an assembly fails.
+    Scopes presented as ``code`` or ``both`` get Code Mode's contribution (``[run_code]`` / every
+    tool plus ``run_code``, with matching known names) and its ``tools:code-only`` / ``tools:sdk``
+    sections (:mod:`toolrt.codemode.prompt`); a custom ``code_mode`` contribution replaces both.
     """
+
+    from .codemode.prompt import code_mode_contribution, connect_code_mode
+
+    contribute_code = code_mode if code_mode is not None else code_mode_contribution(runtime)
 
     def provider(scope: Hashable | None) -> ToolContribution:
         mode = runtime.mode_for(scope)
@@ -735,19 +739,19 @@ def connect_runtime(
                 schemas=runtime.schemas(scope),
                 known_names=tuple(runtime._registry.view(scope).known),
             )
-        # ---- Code Mode extension point ------------------------------------------------------
-        # Code Mode (upstream §2.7 P4-P9) plugs in here: for "code" it contributes
-        # ToolContribution([run_code], known_names=["run_code"]); for "both" every visible schema
-        # plus run_code, known = view.known + ["run_code"]. It raises when no code runtime (or no
-        # SDK renderer for its language) is available: that error propagates out of assemble(), so
-        # every assembly fails loudly. Its prompt sections ("tools:code-only" at order 99 and
-        # "tools:sdk" at 150, global when the runtime's default mode is not native, scoped on
-        # present_as) are registered with prompt.section(..., scope=key, owner=...).
-        if code_mode is None:
-            raise RuntimeError(
-                f'toolrt: mode "{mode}" requires Code Mode, which is not wired into this prompt — pass '
-                'code_mode= to connect_runtime() or set the tools mode to "native"'
-            )
-        return code_mode(scope, mode)
+        # Code Mode: [run_code] under "code", every tool plus run_code under "both". It raises when
+        # no code runtime (or no SDK renderer for its language) is configured, and that error
+        # propagates out of assemble(): every assembly fails loudly.
+        contribution: ToolContribution = contribute_code(scope, mode)
+        return contribution
 
-    return prompt.tools(provider, owner=runtime)
+    provider_disposer = prompt.tools(provider, owner=runtime)
+    if code_mode is not None:
+        return provider_disposer  # a custom contribution owns Code Mode's prompt entirely
+    sections_disposer = connect_code_mode(prompt, runtime)
+
+    def dispose() -> None:
+        sections_disposer()
+        provider_disposer()
+
+    return Disposer(dispose, runtime)

@@ -127,11 +127,9 @@ class ToolRegistry:
         self._chains: dict[Hashable, tuple[int, tuple[Hashable, ...], frozenset[Hashable]]] = {}
         # Set by Code Mode: the singleton run_code definition shown to code/both scopes.
         self.transport: ToolDefinition | None = None
+        # Set when the code runtime's language has no run_code flavor: reading the schema fails loud.
+        self.transport_error: str | None = None
         self._muted = False
-        # How many guards exist in any layer: lets the pipeline skip guard evaluation entirely.
-        self.guard_count = 0
-        # How many scopes declare `code`: with none (and a non-code default) nothing can collapse.
-        self._code_scopes = 0
         # How many guards exist in any layer: lets the pipeline skip guard evaluation entirely.
         self.guard_count = 0
         # How many scopes declare `code`: with none (and a non-code default) nothing can collapse.
@@ -232,6 +230,8 @@ class ToolRegistry:
     def schemas(self, key: Hashable | None = None) -> list[ToolSchema]:
         projected: list[ToolSchema] = []
         for name, definition in self.view(key).visible.items():
+            if definition is self.transport and self.transport_error is not None:
+                raise ValueError(self.transport_error)
             try:
                 parameters = thaw(snapshot_json(definition.parameters))
             except NotLosslessJsonError:
@@ -471,13 +471,13 @@ class ToolRegistry:
             raise ValueError(f'tools.present_as() mode must be one of "native", "code", "both"; got {mode!r}')
         if key is None:
             raise ValueError(
-                "tools.presentAs() requires a scoped context (runtime.scope(agent)): a context-global "
+                "tools.present_as() requires a scoped context (runtime.scope(agent)): a context-global "
                 "presentation is the `mode` config field on the tools row"
             )
         layer = self._layer_for_write(key)
         if layer.mode is not None:
             raise ValueError(
-                f'tools.presentAs("{mode}") conflicts with "{layer.mode}" already declared for this scope; '
+                f'tools.present_as("{mode}") conflicts with "{layer.mode}" already declared for this scope; '
                 "one composition selects one presentation"
             )
         layer.mode = mode

@@ -19,10 +19,11 @@ are undone together when the scope closes.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Coroutine, Hashable, Iterable
+from collections.abc import Callable, Coroutine, Hashable, Iterable, Mapping
 from typing import Any
 
 from .approval import ApprovalService
+from .runtimes.base import CodeRuntime
 from .decisions import ExecutionMode
 from .definition import ToolDefinition, ToolSchema
 from .events import Disposer, EventBus, EventName, ListenerOwner
@@ -32,7 +33,10 @@ from .registry import PresentationMode, ToolGuard, ToolRegistry
 from .results import ToolExecutionResult
 from .signal import AbortSignal
 
-__all__ = ["Scope", "ToolRuntime"]
+__all__ = ["Scope", "SessionSink", "ToolRuntime"]
+
+SessionSink = Callable[[str, Mapping[str, Any]], Any]
+"""Appends one durable event: ``sink(type, data)`` (``SessionLog.append`` fits)."""
 
 _MODES = ("native", "code", "both")
 _call_ids = itertools.count(1)
@@ -52,6 +56,7 @@ class ToolRuntime(ListenerOwner):
         mode: PresentationMode = "native",
         max_parallel_sub_calls: int = 10,
         approval: ApprovalService | None = None,
+        code_runtime: CodeRuntime | None = None,
     ) -> None:
         super().__init__()
         if mode not in _MODES:
@@ -68,6 +73,13 @@ class ToolRuntime(ListenerOwner):
         self._pipeline.approval = approval
         self._max_parallel_sub_calls = max_parallel_sub_calls
         self._scopes: dict[Hashable, Scope] = {}
+        self._sessions: dict[Hashable, SessionSink] = {}
+        self._code_runtime: CodeRuntime | None = None
+        from .codemode.transport import install_transport
+
+        install_transport(self)
+        if code_runtime is not None:
+            self.code_runtime = code_runtime
 
     # --- configuration -------------------------------------------------------------------------
 
@@ -89,6 +101,36 @@ class ToolRuntime(ListenerOwner):
     @approval.setter
     def approval(self, service: ApprovalService | None) -> None:
         self._pipeline.approval = service
+
+    @property
+    def code_runtime(self) -> CodeRuntime | None:
+        """The runtime Code Mode programs run in (its ``language`` selects the SDK and flavor)."""
+        return self._code_runtime
+
+    @code_runtime.setter
+    def code_runtime(self, runtime: CodeRuntime | None) -> None:
+        from .codemode.transport import install_transport
+
+        self._code_runtime = runtime
+        install_transport(self)
+
+    def bind_session(self, agent: Hashable, sink: SessionSink) -> Disposer:
+        """Route durable events about ``agent``'s calls (Code Mode sub-calls) to ``sink(type, data)``.
+
+        :class:`toolrt.loop.Agent` binds its session log; agent-less calls log nothing.
+        """
+        key = _key_of(agent)
+        self._sessions[key] = sink
+
+        def unbind() -> None:
+            if self._sessions.get(key) is sink:
+                del self._sessions[key]
+
+        return Disposer(unbind, self)
+
+    def session_for(self, agent: Hashable | None) -> SessionSink | None:
+        """The session sink bound for ``agent``, if any."""
+        return None if agent is None else self._sessions.get(agent)
 
     @property
     def stages(self) -> Pipeline:
