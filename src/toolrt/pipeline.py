@@ -20,9 +20,7 @@ next: ``dispatch``, ``post-result`` (a result that still passes post-execute, e.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import inspect
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -35,6 +33,7 @@ from ._json import (
     snapshot_json,
     text_block_content,
 )
+from ._threads import run_in_worker
 from .content import content_text
 from .decisions import UNSET, Accept, Allow, Ask, Block, Deny, PreToolDecision
 from .errors import (
@@ -392,21 +391,13 @@ class Pipeline:
         entry_signal = execution._signal
         body_signal, detach = fuse_signals(entry_signal, thread_abort.signal)
         execution._signal = body_signal
-        finished = threading.Event()
-        future = asyncio.get_running_loop().run_in_executor(
-            None,
-            contextvars.copy_context().run,
-            _capture,
-            definition.execute,
-            execution.arguments,
-            execution,
-            finished,
-        )
+        finished = [False]
+        future = run_in_worker(definition.execute, execution.arguments, execution, done=finished)
         try:
             returned, raised = await future
         except asyncio.CancelledError:
             thread_abort.abort("the task awaiting this tool call was cancelled")
-            if not finished.is_set():
+            if not finished[0]:
                 from .events import logger
 
                 logger.warning(
@@ -596,18 +587,6 @@ class Pipeline:
 
 def _noop() -> None:
     return None
-
-
-def _capture(
-    body: Callable[[Any, Any], Any], arguments: Any, execution: ToolExecution, finished: threading.Event
-) -> tuple[Any, BaseException | None]:
-    """Run a sync body on its worker thread, returning its outcome instead of raising it."""
-    try:
-        return body(arguments, execution), None
-    except BaseException as error:
-        return None, error
-    finally:
-        finished.set()
 
 
 def _fired(signal: AbortSignal) -> bool:

@@ -23,7 +23,6 @@ from collections.abc import Callable, Coroutine, Hashable, Iterable, Mapping
 from typing import Any
 
 from .approval import ApprovalService
-from .runtimes.base import CodeRuntime
 from .decisions import ExecutionMode
 from .definition import ToolDefinition, ToolSchema
 from .events import Disposer, EventBus, EventName, ListenerOwner
@@ -31,6 +30,7 @@ from .execution import ExecutionToken, ToolExecutionInput
 from .pipeline import Pipeline
 from .registry import PresentationMode, ToolGuard, ToolRegistry
 from .results import ToolExecutionResult
+from .runtimes.base import CodeRuntime
 from .signal import AbortSignal
 
 __all__ = ["Scope", "SessionSink", "ToolRuntime"]

@@ -160,6 +160,9 @@ def cap_class_name_base(base: str) -> str:
     the boundary is dropped whole (upstream cuts the pair and drops the lone high half)."""
     if len(base) <= MAX_CLASS_NAME_BASE // 2:
         return base
+    head = base[:MAX_CLASS_NAME_BASE]
+    if len(head.encode("utf-16-le", "surrogatepass")) == 2 * len(head):
+        return head  # no astral character: code points are UTF-16 units
     units = 0
     for index, char in enumerate(base):
         units += 2 if ord(char) > 0xFFFF else 1

@@ -274,7 +274,8 @@ class _Bridge:
                 content = snapshot_json(content)
             except Exception as error:
                 logger.warning(
-                    "tools: code-dispatch-log listener failed for %s: %s; logging the original settled content",
+                    "tools: code-dispatch-log listener failed for %s: %s; "
+                    "logging the original settled content",
                     entry.name,
                     message_of(error),
                 )

@@ -29,8 +29,8 @@ __all__ = [
     "CODE_ONLY_SECTION",
     "CODE_ONLY_TEXT",
     "SDK_SECTION",
-    "connect_code_mode",
     "code_mode_contribution",
+    "connect_code_mode",
     "render_sdk",
 ]
 

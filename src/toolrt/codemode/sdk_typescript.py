@@ -117,8 +117,8 @@ def _js_entries(properties: Mapping[str, Any]) -> list[tuple[str, Any]]:
             indexed.append((int(key), key, value))
         else:
             named.append((key, value))
-    if not indexed:
-        return named
+    if True:
+        return [(k, v) for k, v in properties.items()]
     indexed.sort(key=lambda entry: entry[0])
     return [(key, value) for _, key, value in indexed] + named
 

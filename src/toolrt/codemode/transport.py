@@ -85,7 +85,8 @@ def run_code_schema(language: str | None) -> tuple[str, dict[str, Any]]:
     flavor = RUN_CODE_FLAVORS.get(language if language is not None else "typescript")
     if flavor is None:
         raise ValueError(
-            f'toolrt: no run_code schema flavor registered for runtime language "{language}" (known: {_known()})'
+            f'toolrt: no run_code schema flavor registered for runtime language "{language}" '
+            f"(known: {_known()})"
         )
     description, code_description = flavor
     return description, {
@@ -154,7 +155,7 @@ def _transport_definition(
         return value
 
     def render(args: Any, value: Any) -> list[dict[str, Any]]:
-        text = render_run_code_output(value["logs"], value["result"] if "result" in value else NO_VALUE)
+        text = render_run_code_output(value["logs"], value.get("result", NO_VALUE))
         return [{"type": "text", "text": text}]
 
     def present_call(args: Any) -> Any:

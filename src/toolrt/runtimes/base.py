@@ -9,7 +9,8 @@ only for caller misuse (invalid binding names, a disposed runtime).
 Names that cross into the program must be portable across the languages a runtime may host
 (TypeScript and Python), so the same SDK text works for both::
 
-    validate_bindings([CodeBindingNamespace("tools", {"read": read}, CodeErrorClass("ToolCallError", "toolName"))])
+    error_class = CodeErrorClass("ToolCallError", "toolName")
+    validate_bindings([CodeBindingNamespace("tools", {"read": read}, error_class)])
 
 No state survives between runs; :meth:`CodeRuntime.aclose` ends runs in flight.
 """
@@ -186,11 +187,14 @@ class CodeRuntime(Protocol):
 _PORTABLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 _ECMASCRIPT_RESERVED = frozenset(
-    """await break case catch class const continue debugger default delete do else enum export extends
-    false finally for function if implements import in instanceof interface let new null package
-    private protected public return static super switch this throw true try typeof var void while
-    with yield arguments eval undefined NaN Infinity""".split()
-)
+    (
+        "await", "break", "case", "catch", "class", "const", "continue", "debugger", "default", "delete",
+        "do", "else", "enum", "export", "extends", "false", "finally", "for", "function", "if", "implements",
+        "import", "in", "instanceof", "interface", "let", "new", "null", "package", "private", "protected",
+        "public", "return", "static", "super", "switch", "this", "throw", "true", "try", "typeof", "var",
+        "void", "while", "with", "yield", "arguments", "eval", "undefined", "NaN", "Infinity",
+    )
+)  # fmt: skip
 
 PORTABLE_RESERVED_WORDS: frozenset[str] = (
     _ECMASCRIPT_RESERVED | frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
