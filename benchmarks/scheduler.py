@@ -31,8 +31,8 @@ is ``await asyncio.sleep(0.01); return i`` (ideal wall time 10 ms), with ``i`` =
 Every batch's inputs (calls, parts, contexts, JSON strings, the ``AIMessage``) are built once,
 outside the timed region; the coroutines and tasks are created inside it, as in real use. Before
 timing, every path must return the 100 results in call order (toolrt: successes whose values are
-0..99 with the call ids in order; LangGraph: 100 ``ToolMessage``\\ s with contents "0".."99" and
-matching ``tool_call_id``\\ s; the gathers: ``list(range(100))``), so the sum is 4950.
+0..99 with the call ids in order; LangGraph: 100 ToolMessages with contents "0".."99" and matching
+``tool_call_id`` values; the gathers: ``list(range(100))``), so the sum is 4950.
 
 Method (see ``_harness.py`` and ``shared/reference/perf-baselines.md`` §2 "Batch of 100"): each case
 runs in its own child process, ``--runs`` times interleaved; a run is a warm-up (≥ 10 batches and

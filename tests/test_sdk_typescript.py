@@ -459,8 +459,12 @@ KEYS = st.sampled_from(
         "a\n",
     ]
 ) | st.text(max_size=4)
-DESCRIPTIONS = st.none() | st.text(max_size=12) | st.sampled_from(
-    ["a */ b", "  multi\n  line\t", "x | y & z", "{brace}", "\u00a0nbsp\ufeff", "\x1csep\x85", "   "]
+DESCRIPTIONS = (
+    st.none()
+    | st.text(max_size=12)
+    | st.sampled_from(
+        ["a */ b", "  multi\n  line\t", "x | y & z", "{brace}", "\u00a0nbsp\ufeff", "\x1csep\x85", "   "]
+    )
 )
 FINITE = st.floats(allow_nan=False, allow_infinity=False).map(lambda number: number + 0.0)
 SCALARS: dict[str, st.SearchStrategy[Any]] = {
@@ -497,12 +501,13 @@ def leaf_schemas(draw: st.DrawFn) -> dict[str, Any]:
     choice = draw(st.sampled_from(["scalar", "any", "array", "object", "empty-object"]))
     if choice == "scalar":
         return draw(scalar_schemas())
-    schema: dict[str, Any] = {
+    shapes: dict[str, dict[str, Any]] = {
         "any": {},
         "array": {"type": "array"},
         "object": {"type": "object"},
         "empty-object": {"type": "object", "properties": {}},
-    }[choice]
+    }
+    schema = shapes[choice]
     if choice in ("object", "empty-object"):
         closed = draw(st.sampled_from([None, True, False]))
         if closed is not None:
@@ -515,7 +520,8 @@ def object_schemas(draw: st.DrawFn, children: st.SearchStrategy[dict[str, Any]])
     properties = draw(st.dictionaries(KEYS, children, min_size=1, max_size=4))
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     required = draw(st.lists(st.sampled_from(sorted(properties)), unique=True, max_size=len(properties)))
-    if required or draw(st.booleans()):
+    explicit_empty: bool = draw(st.booleans())
+    if required or explicit_empty:
         schema["required"] = required
     closed = draw(st.sampled_from([None, True, False]))
     if closed is not None:
@@ -544,30 +550,32 @@ ANYTHING = st.recursive(
     )
     | st.builds(object)
     | st.builds(set),
-    lambda children: st.lists(children, max_size=3)
-    | st.tuples(children, children)
-    | st.dictionaries(
-        st.sampled_from(
-            [
-                "type",
-                "oneOf",
-                "properties",
-                "required",
-                "additionalProperties",
-                "items",
-                "enum",
-                "const",
-                "description",
-                "title",
-                "default",
-                "examples",
-                "$ref",
-                "anyOf",
-            ]
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.tuples(children, children)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "type",
+                    "oneOf",
+                    "properties",
+                    "required",
+                    "additionalProperties",
+                    "items",
+                    "enum",
+                    "const",
+                    "description",
+                    "title",
+                    "default",
+                    "examples",
+                    "$ref",
+                    "anyOf",
+                ]
+            )
+            | st.text(max_size=3),
+            children,
+            max_size=4,
         )
-        | st.text(max_size=3),
-        children,
-        max_size=4,
     ),
     max_leaves=16,
 )
@@ -781,7 +789,7 @@ def test_enum_subclasses_render_as_their_json_value() -> None:
 
 
 @given(ANYTHING)
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_is_total_over_arbitrary_inputs(schema: Any) -> None:
     """jsonSchemaToTs › is total (property): any input renders; ``unknown`` exactly when invalid."""
     rendered = json_schema_to_ts(schema)
@@ -792,7 +800,7 @@ def test_is_total_over_arbitrary_inputs(schema: Any) -> None:
 
 
 @given(VALID_SCHEMAS, st.integers(0, 3))
-@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_valid_schemas_render_parseable_typescript_with_the_schema_meaning(schema: Any, indent: int) -> None:
     """Every valid schema renders a well-formed type that reads back as the schema's meaning."""
     assert json_schema_violations(schema) == []
@@ -802,11 +810,14 @@ def test_valid_schemas_render_parseable_typescript_with_the_schema_meaning(schem
 
 
 def test_escapes_a_comment_closer_inside_a_description() -> None:
-    """jsonSchemaToTs › escapes a comment-closer inside a description so the generated JSDoc cannot end early"""
+    """jsonSchemaToTs › escapes a comment-closer inside a description so the generated JSDoc cannot end
+    early"""
     rendered = json_schema_to_ts(
         {
             "type": "object",
-            "properties": {"glob": {"type": "string", "description": "a pattern like packages/*/tool-*/ over here"}},
+            "properties": {
+                "glob": {"type": "string", "description": "a pattern like packages/*/tool-*/ over here"}
+            },
         }
     )
     assert "tool-*/ over" not in rendered
@@ -898,7 +909,10 @@ def test_literals_use_javascript_json_stringify(schema: Any, expected: str) -> N
 @pytest.mark.parametrize(
     ("items", "expected"),
     [
-        ({"type": "object", "properties": {"a": {}}}, "({\n  a?: JsonValue;\n} & Record<string, JsonValue>)[]"),
+        (
+            {"type": "object", "properties": {"a": {}}},
+            "({\n  a?: JsonValue;\n} & Record<string, JsonValue>)[]",
+        ),
         (
             {"type": "object", "additionalProperties": False, "properties": {"a": {}}},
             "{\n  a?: JsonValue;\n}[]",
@@ -1029,7 +1043,7 @@ def test_is_deterministic_regardless_of_input_order() -> None:
 
 
 @given(st.lists(TOOLS, max_size=5), st.randoms(use_true_random=False))
-@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_text_is_independent_of_input_order_and_reads_back(tools: list[SdkTool], random: Any) -> None:
     """Any permutation (duplicates included) gives byte-identical, well-formed declarations."""
     text = render_tools_sdk_ts(tools)
@@ -1049,8 +1063,12 @@ def test_text_is_independent_of_input_order_and_reads_back(tools: list[SdkTool],
     assert [member[0] for member in outputs[1]] == [tool.name for tool in ordered]
     by_name: dict[str, list[tuple[Any, Any, Any]]] = {}
     for tool in tools:
-        parameters = ("kw", "unknown") if json_schema_violations(tool.parameters) else interpret(tool.parameters)
-        by_name.setdefault(tool.name, []).append((expected_doc(tool.description), parameters, interpret(tool.output)))
+        parameters = (
+            ("kw", "unknown") if json_schema_violations(tool.parameters) else interpret(tool.parameters)
+        )
+        by_name.setdefault(tool.name, []).append(
+            (expected_doc(tool.description), parameters, interpret(tool.output))
+        )
     rendered: dict[str, list[tuple[Any, Any, Any]]] = {}
     for (name, optional, doc, parameters), (_, _, _, output) in zip(args[1], outputs[1], strict=True):
         assert not optional

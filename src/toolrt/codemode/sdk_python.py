@@ -48,6 +48,7 @@ from ._py_names import (
     utf16_key,
     well_formed,
 )
+from .sdk_tool import SdkTool  # shared with the TypeScript renderer; re-exported here
 
 __all__ = ["SDK_INSTRUCTIONS_PY", "SdkTool", "json_schema_to_py", "render_tools_sdk_py"]
 
@@ -86,16 +87,6 @@ _OPEN_NOTE: Final = "    # Additional keys beyond those declared are allowed."
 _RUN_CODE: Final = "run_code"
 
 
-@dataclass(frozen=True)
-class SdkTool:
-    """One tool as the SDK declares it: the wire schema plus the canonical output JSON schema."""
-
-    name: str
-    description: str
-    parameters: Mapping[str, Any]
-    output: Mapping[str, Any]
-
-
 @dataclass
 class _State:
     """What one SDK render collects: class declarations (in completion order), taken class names,
@@ -105,46 +96,6 @@ class _State:
     used: set[str] = field(default_factory=set)
     counters: dict[str, int] = field(default_factory=dict)
     typing: set[str] = field(default_factory=set)
-
-
-class _Journal:
-    """Undo log for one type render, so a render that fails half-way leaves ``_State`` untouched."""
-
-    def __init__(self, state: _State) -> None:
-        self.state = state
-        self.classes = len(state.classes)
-        self.typing = set(state.typing)
-        self.names: list[str] = []
-        self.counters: dict[str, int | None] = {}
-
-    def allocate(self, base: str) -> str:
-        """Reserve a unique class name: the capped base, else base + ``2``, ``3``, ... resuming
-        from the per-base counter (amortized O(1)) and skipping names taken by other bases."""
-        state = self.state
-        capped = cap_class_name_base(base)
-        name = capped
-        if name in state.used:
-            number = state.counters.get(capped, 2)
-            while f"{capped}{number}" in state.used:
-                number += 1
-            name = f"{capped}{number}"
-            self.counters.setdefault(capped, state.counters.get(capped))
-            state.counters[capped] = number + 1
-        state.used.add(name)
-        self.names.append(name)
-        return name
-
-    def rollback(self) -> None:
-        state = self.state
-        del state.classes[self.classes :]
-        state.used.difference_update(self.names)
-        for base, before in self.counters.items():
-            if before is None:
-                state.counters.pop(base, None)
-            else:
-                state.counters[base] = before
-        state.typing.clear()
-        state.typing.update(self.typing)
 
 
 class _Inconsistent(Exception):
@@ -228,96 +179,138 @@ def _class_text(task: tuple[Any, ...], state: _State) -> str:
     return "\n".join(lines)
 
 
-def _walk(root: object, base: str, named: bool, state: _State, journal: _Journal) -> str:
-    """Render a validated schema with an explicit task stack (no recursion, linear output)."""
-    out: list[str] = []
-    tasks: list[tuple[Any, ...]] = [(_NODE, root, base, 0, out)]
-    push = tasks.append
-    while tasks:
-        task = tasks.pop()
-        kind = task[0]
-        if kind == _TEXT:
-            task[2].append(task[1])
-            continue
-        if kind == _CLASS:
-            state.classes.append(_class_text(task, state))
-            continue
-        _, schema, class_name, depth, buffer = task
-        node = _record(schema)
-        if "oneOf" in node:
-            # `A | B` opens no bracket, so branches keep the enclosing depth.
-            branches = _array(node["oneOf"])
-            for index in range(len(branches) - 1, -1, -1):
-                branch_name = child_class_name(class_name, str(index + 1)) if named else ""
-                push((_NODE, branches[index], branch_name, depth, buffer))
-                if index:
-                    push((_TEXT, " | ", buffer))
-            continue
-        schema_type = node.get("type")
-        if schema_type is None:
-            state.typing.add("Any")
-            buffer.append("Any")
-        elif schema_type in _BROAD:
-            buffer.append(_constrained(node, _BROAD[schema_type], state))
-        elif schema_type == "null":
-            buffer.append("None")
-        elif schema_type == "array":
-            if "items" not in node:
-                state.typing.add("Any")
-                buffer.append("list[Any]")
-            elif depth >= MAX_LIST_NESTING:
+class _Walk:
+    """One type render: an explicit task stack over a validated schema (no recursion; output
+    goes into token buffers joined once, so it stays linear), plus an undo log so that a render
+    failing half-way leaves the shared :class:`_State` as it found it."""
+
+    def __init__(self, state: _State, named: bool) -> None:
+        self.state = state
+        self.named = named  # False for the context-free json_schema_to_py: objects cannot be named
+        self.tasks: list[tuple[Any, ...]] = []
+        self.classes_before = len(state.classes)
+        self.typing_before = set(state.typing)
+        self.names: list[str] = []
+        self.counters_before: dict[str, int | None] = {}
+
+    def allocate(self, base: str) -> str:
+        """Reserve a unique class name: the capped base, else base + ``2``, ``3``, ... resuming
+        from the per-base counter (amortized O(1)) and skipping names taken by other bases."""
+        state = self.state
+        capped = cap_class_name_base(base)
+        name = capped
+        if name in state.used:
+            number = 2
+            while f"{capped}{number}" in state.used:
+                number += 1
+            name = f"{capped}{number}"
+            self.counters_before.setdefault(capped, state.counters.get(capped))
+            state.counters[capped] = number + 1
+        state.used.add(name)
+        self.names.append(name)
+        return name
+
+    def rollback(self) -> None:
+        state = self.state
+        del state.classes[self.classes_before :]
+        state.used.difference_update(self.names)
+        for base, before in self.counters_before.items():
+            if before is None:
+                state.counters.pop(base, None)
+            else:
+                state.counters[base] = before
+        state.typing.clear()
+        state.typing.update(self.typing_before)
+
+    def run(self, root: object, base: str) -> str:
+        state = self.state
+        out: list[str] = []
+        tasks = self.tasks
+        tasks.append((_NODE, root, base, 0, out))
+        push = tasks.append
+        while tasks:
+            task = tasks.pop()
+            kind = task[0]
+            if kind == _TEXT:
+                task[2].append(task[1])
+                continue
+            if kind == _CLASS:
+                state.classes.append(_class_text(task, state))
+                continue
+            _, schema, class_name, depth, buffer = task
+            node = _record(schema)
+            if "oneOf" in node:
+                # `A | B` opens no bracket, so branches keep the enclosing depth.
+                branches = _array(node["oneOf"])
+                for index in range(len(branches) - 1, -1, -1):
+                    branch_name = child_class_name(class_name, str(index + 1)) if self.named else ""
+                    push((_NODE, branches[index], branch_name, depth, buffer))
+                    if index:
+                        push((_TEXT, " | ", buffer))
+                continue
+            schema_type = node.get("type")
+            if schema_type is None:
                 state.typing.add("Any")
                 buffer.append("Any")
+            elif schema_type in _BROAD:
+                buffer.append(_constrained(node, _BROAD[schema_type], state))
+            elif schema_type == "null":
+                buffer.append("None")
+            elif schema_type == "array":
+                if "items" not in node:
+                    state.typing.add("Any")
+                    buffer.append("list[Any]")
+                elif depth >= MAX_LIST_NESTING:
+                    state.typing.add("Any")
+                    buffer.append("Any")
+                else:
+                    buffer.append("list[")
+                    push((_TEXT, "]", buffer))
+                    # An array of objects names its item class after the array itself.
+                    push((_NODE, node["items"], class_name, depth + 1, buffer))
+            elif schema_type == "object":
+                self.object(node, class_name, buffer)
             else:
-                buffer.append("list[")
-                push((_TEXT, "]", buffer))
-                # An array of objects names its item class after the array itself.
-                push((_NODE, node["items"], class_name, depth + 1, buffer))
-        elif schema_type == "object":
-            _object(node, class_name, named, buffer, state, journal, push)
-        else:
-            raise _Inconsistent
-    return "".join(out)
+                raise _Inconsistent
+        return "".join(out)
 
-
-def _object(
-    node: Mapping[str, Any],
-    class_name: str,
-    named: bool,
-    buffer: list[str],
-    state: _State,
-    journal: _Journal,
-    push: Any,
-) -> None:
-    """An object node: a named TypedDict when there is a naming context and every field name is
-    expressible, an empty closed TypedDict for a closed empty object, else ``dict[str, Any]``."""
-    properties = _record(node["properties"]) if "properties" in node else {}
-    entries = [(key, well_formed(key), schema) for key, schema in properties.items()]
-    closed = node.get("additionalProperties") is False
-    if not named or not all(is_field_name(bare) for _, bare, _ in entries) or not (entries or closed):
-        state.typing.add("Any")
-        buffer.append("dict[str, Any]")
-        return
-    name = journal.allocate(class_name)
-    state.typing.add("TypedDict")
-    buffer.append(name)
-    required = frozenset(_array(node["required"])) if "required" in node else frozenset()
-    buffers: list[list[str]] = [[] for _ in entries]
-    push((_CLASS, name, entries, required, closed, buffers))
-    for index in range(len(entries) - 1, -1, -1):
-        _, bare, schema = entries[index]
-        # A field annotation is its own line: nesting restarts at 1 (reserving `NotRequired[`).
-        push((_NODE, schema, child_class_name(name, camel_case(bare)), 1, buffers[index]))
+    def object(self, node: Mapping[str, Any], class_name: str, buffer: list[str]) -> None:
+        """A named TypedDict when there is a naming context and every field name is expressible
+        (a closed empty object included), else ``dict[str, Any]``."""
+        state = self.state
+        properties = _record(node["properties"]) if "properties" in node else {}
+        entries = [(key, well_formed(key), schema) for key, schema in properties.items()]
+        closed = node.get("additionalProperties") is False
+        if (
+            not self.named
+            or not all(is_field_name(bare) for _, bare, _ in entries)
+            or not (entries or closed)
+        ):
+            state.typing.add("Any")
+            buffer.append("dict[str, Any]")
+            return
+        name = self.allocate(class_name)
+        state.typing.add("TypedDict")
+        buffer.append(name)
+        required = frozenset(_array(node["required"])) if "required" in node else frozenset()
+        buffers: list[list[str]] = [[] for _ in entries]
+        # Closed after its fields (pushed last, popped first), so nested classes come first.
+        self.tasks.append((_CLASS, name, entries, required, closed, buffers))
+        for index in range(len(entries) - 1, -1, -1):
+            _, bare, schema = entries[index]
+            # A field annotation is its own line: nesting restarts at 1 (reserving `NotRequired[`).
+            segment = child_class_name(name, camel_case(bare))
+            self.tasks.append((_NODE, schema, segment, 1, buffers[index]))
 
 
 def _render_type(schema: object, class_name: str, named: bool, state: _State) -> str:
     """One schema as a Python type; ``Any`` (with ``state`` rolled back) for anything unsupported."""
-    journal = _Journal(state)
+    walk = _Walk(state, named)
     try:
         if not json_schema_violations(schema):
-            return _walk(schema, class_name, named, state, journal)
+            return walk.run(schema, class_name)
     except Exception:
-        journal.rollback()
+        walk.rollback()
     state.typing.add("Any")
     return "Any"
 

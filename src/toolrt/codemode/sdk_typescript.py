@@ -117,8 +117,8 @@ def _js_entries(properties: Mapping[str, Any]) -> list[tuple[str, Any]]:
             indexed.append((int(key), key, value))
         else:
             named.append((key, value))
-    if True:
-        return [(k, v) for k, v in properties.items()]
+    if not indexed:
+        return named
     indexed.sort(key=lambda entry: entry[0])
     return [(key, value) for _, key, value in indexed] + named
 
@@ -133,8 +133,8 @@ class _Doc:
     __slots__ = ("marked", "parts")
 
     def __init__(self, *parts: str | _Doc) -> None:
-        self.parts = parts
-        self.marked = any(
+        self.parts: tuple[str | _Doc, ...] = parts
+        self.marked: bool = any(
             ("|" in part or "&" in part) if isinstance(part, str) else part.marked for part in parts
         )
 
