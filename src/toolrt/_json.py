@@ -325,13 +325,13 @@ def snapshot_json(value: object, path: str = "value") -> Any:
 
 
 def _flat_scalars(value: dict[Any, Any]) -> bool:
-    """Whether a dict holds only str keys and plain, obviously lossless scalar values."""
+    """Whether a dict holds only str keys and plain lossless scalars or already-frozen snapshots."""
     for key, child in value.items():
         if type(key) is not str:
             return False
         kind = type(child)
-        if kind is str or child is None or kind is bool:
-            continue
+        if kind is str or child is None or kind is bool or kind is FrozenDict or kind is FrozenList:
+            continue  # frozen children are trusted snapshots: share them
         if kind is int:
             if -MAX_SAFE_INTEGER <= child <= MAX_SAFE_INTEGER:
                 continue

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -554,30 +554,49 @@ class Pipeline:
 
     # --- the whole pipeline --------------------------------------------------------------------
 
+    # --- fast paths shared by execute() and the schedulers ----------------------------------------
+
+    def needs_prepare(self, execution: ToolExecution) -> bool:
+        """Whether ``prepare`` has work: pre-execute listeners, guards, or an aborted caller.
+
+        Stages with nothing to do are skipped outright: the common call (no policy listeners, no
+        guards) costs a few microseconds, and every feature costs only when it is used.
+        """
+        return bool(
+            self._events._listeners.get("tools/pre-execute")
+            or self._registry.guard_count
+            or execution._signal.aborted
+        )
+
+    def commit(
+        self, execution: ToolExecution, kind: str, result: ToolExecutionResult
+    ) -> ToolExecutionResult | Coroutine[Any, Any, ToolExecutionResult]:
+        """Finish a dispatched or prepared call: ``finalize`` (a coroutine) when post-execute has
+        listeners and the result is a ``post-result``, else the finished result directly."""
+        if kind == "post-result":
+            if self._events._listeners.get("tools/post-execute"):
+                return self.finalize(execution, result)
+            if not result.is_error and execution._caller.aborted:
+                result = _aborted(execution._body_invoked, result.additional_contexts)
+        return self.finish(execution, result)
+
     async def execute(self, call: ToolExecutionInput) -> ToolExecutionResult:
         """Run one call through every stage. Returns a result for every model mistake."""
         execution, early = self._create(call)
         if early is not None:
             return self.finish(execution, early)
         try:
-            # Stages with nothing to do are skipped outright: the common call (no policy listeners,
-            # no guards) costs a few microseconds, and every feature costs only when it is used.
-            events = self._events._listeners
-            result: ToolExecutionResult | None
-            kind: str
-            if events.get("tools/pre-execute") or self._registry.guard_count or execution._signal.aborted:
+            result: ToolExecutionResult | None = None
+            kind: str = "dispatch"
+            if self.needs_prepare(execution):
                 kind, result = await self._prepare(execution)
-            else:
-                kind, result = "dispatch", None
             if kind == "dispatch":
                 kind, result = await self._dispatch(execution)
             assert result is not None
-            if kind == "post-result":
-                if events.get("tools/post-execute"):
-                    return await self.finalize(execution, result)
-                if not result.is_error and execution._caller.aborted:
-                    result = _aborted(execution._body_invoked, result.additional_contexts)
-            return self.finish(execution, result)
+            committed = self.commit(execution, kind, result)
+            if isinstance(committed, ToolSuccess | ToolFailure):
+                return committed
+            return await committed
         except asyncio.CancelledError:
             if not execution._frozen:
                 # Observers hear that the call ended; the task's cancellation still propagates.

@@ -28,8 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ToolArgsError
 from ..execution import ToolExecution, ToolExecutionInput
-from ..pipeline import DispatchOutcome
-from ..results import ToolExecutionResult
+from ..results import ToolExecutionResult, ToolFailure, ToolSuccess
 from ..signal import AbortSignal
 from .messages import ToolCall
 
@@ -39,6 +38,8 @@ if TYPE_CHECKING:
 __all__ = ["CommittedCall", "parse_arguments", "run_tool_calls"]
 
 _INVALID_JSON = object()
+_YIELD_EVERY = 8
+"""Started dispatches between yields to the loop (a yield per start costs more than it overlaps)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +69,7 @@ class _Slot:
         self.call = call
         self.arguments = arguments
         self.execution: ToolExecution | None = None
-        self.task: asyncio.Task[DispatchOutcome] | None = None
+        self.task: asyncio.Task[tuple[str, ToolExecutionResult]] | None = None
         self.early: tuple[str, ToolExecutionResult] | None = None
 
     def ready(self) -> bool:
@@ -119,7 +120,13 @@ class _Batch:
         self.committed: list[CommittedCall] = []
         self.wake: asyncio.Future[None] | None = None
         self.next_index = 0
+        self.started = 0
         self.parsed = [parse_arguments(call.arguments) for call in calls]
+        # One input per call, built once: classification and prepare see the same object.
+        self.inputs = [
+            self._input(call, call.arguments if problem is not None else arguments, signal)
+            for call, (arguments, problem) in zip(calls, self.parsed, strict=True)
+        ]
 
     def _input(self, call: ToolCall, arguments: Any, signal: AbortSignal) -> ToolExecutionInput:
         return ToolExecutionInput(
@@ -146,7 +153,7 @@ class _Batch:
             call = calls[self.next_index]
             arguments, _ = self.parsed[self.next_index]
             exclusive = arguments is _INVALID_JSON or (
-                self.runtime.execution_mode(self._input(call, arguments, self.signal)) == "exclusive"
+                self.runtime.execution_mode(self.inputs[self.next_index]) == "exclusive"
             )
             if exclusive:
                 await self._drain()
@@ -178,30 +185,41 @@ class _Batch:
         self.next_index = len(self.calls)
 
     async def _start(self, call: ToolCall) -> None:
-        arguments, problem = self.parsed[self.next_index]
+        index = self.next_index
+        arguments, problem = self.parsed[index]
         self.next_index += 1
         slot = _Slot(call, None if problem is not None else arguments)
         self.pending.append(slot)
         if self.on_call is not None:
             self.on_call(call, slot.arguments)
+        stages = self.stages
         if problem is not None:
-            rejected = self.stages.reject(
-                self._input(call, call.arguments, self.signal), ToolArgsError([problem])
-            )
-            slot.early = ("done", rejected)
+            slot.early = ("done", stages.reject(self.inputs[index], ToolArgsError([problem])))
             return
-        prepared = await self.stages.prepare(self._input(call, arguments, self.signal))
-        slot.execution = prepared.execution
-        if prepared.kind == "dispatch":
-            task = asyncio.ensure_future(self.stages.dispatch(prepared.execution))
-            self.in_flight += 1
-            task.add_done_callback(self._settled)
-            slot.task = task
-        else:
-            assert prepared.result is not None
-            slot.early = (prepared.kind, prepared.result)
+        # The pipeline's internal stages (tuples, no wrapper objects): this runs once per model call.
+        execution, early = stages._create(self.inputs[index])
+        slot.execution = execution
+        if early is not None:
+            slot.early = ("final-result", early)
+            return
+        kind: str = "dispatch"
+        if stages.needs_prepare(execution):
+            kind, result = await stages._prepare(execution)
+            if kind != "dispatch":
+                assert result is not None
+                slot.early = (kind, result)
+                return
+        task = asyncio.ensure_future(stages._dispatch(execution))
+        self.in_flight += 1
+        task.add_done_callback(self._settled)
+        slot.task = task
+        self.started += 1
+        if self.started % _YIELD_EVERY == 0 and self.next_index < len(self.calls):
+            # Let started bodies run up to their first await before preparing more siblings, so
+            # the overlap begins early instead of after every sibling is prepared.
+            await asyncio.sleep(0)
 
-    def _settled(self, task: asyncio.Task[DispatchOutcome]) -> None:
+    def _settled(self, task: asyncio.Task[tuple[str, ToolExecutionResult]]) -> None:
         self.in_flight -= 1
         if self.wake is not None and not self.wake.done():
             self.wake.set_result(None)
@@ -231,14 +249,11 @@ class _Batch:
             kind, result = slot.early
         else:
             assert slot.task is not None
-            outcome = slot.task.result()
-            kind, result = outcome.kind, outcome.result
+            kind, result = slot.task.result()
         if kind != "done":
             assert slot.execution is not None
-            if kind == "post-result":
-                result = await self.stages.finalize(slot.execution, result)
-            else:
-                result = self.stages.finish(slot.execution, result)
+            committed = self.stages.commit(slot.execution, kind, result)
+            result = committed if isinstance(committed, ToolSuccess | ToolFailure) else await committed
         self._record(CommittedCall(slot.call, slot.arguments, result))
 
     def _record(self, committed: CommittedCall) -> None:
