@@ -5,8 +5,8 @@ Nothing here is imported by the test suite. Every tool is a real :class:`toolrt.
 native transcript shows what toolrt's pipeline renders and Code Mode programs get the canonical
 values through toolrt's real ``run_code`` bridge.
 
-* **file6** — ``read``, ``write``, ``edit``, ``glob``, ``grep``, ``bash`` over a synthetic monorepo that is
-  written to a temporary directory (``bash`` runs real commands there; the tests really fail).
+* **file6** — ``read``, ``write``, ``edit``, ``glob``, ``grep``, ``bash`` over a synthetic monorepo written
+  to ``<tmp>/toolrt-bench/acme`` (``bash`` runs real commands there; the tests really fail).
 * **mcp40** — 40 GitHub / Jira / Slack / shop / CRM tools with nested object parameters. The five the
   tasks use have working bodies over synthetic data (200 orders, 60 customers, 20 pull requests with
   files and check runs); the rest exist for their schemas only.
@@ -21,6 +21,7 @@ written from it.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import re
 import shutil
@@ -28,7 +29,7 @@ import subprocess
 import tempfile
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -49,7 +50,9 @@ def _node(kind: str, description: str | None, **extra: Any) -> JsonObject:
     return node
 
 
-def S(description: str | None = None, *, enum: Sequence[str] | None = None, default: Any = None) -> JsonObject:
+def S(
+    description: str | None = None, *, enum: Sequence[str] | None = None, default: Any = None
+) -> JsonObject:
     return _node("string", description, enum=list(enum) if enum else None, default=default)
 
 
@@ -127,11 +130,13 @@ def define(
 # --- the synthetic monorepo -----------------------------------------------------------------------------
 
 PACKAGES = ("auth", "billing", "catalog", "cli", "core", "notify", "search", "storage")
-_NOUNS = (
-    "session token invoice ledger account cart order price tax rate quota cache index query shard "
-    "bucket blob event webhook user role policy schedule report export import batch retry"
+_NOUNS = (  # noqa: SIM905
+    "session token invoice ledger account cart order price tax rate quota cache index query "
+    "shard bucket blob event webhook user role policy schedule report export import batch retry"
 ).split()
-_VERBS = "load save parse build resolve merge apply render fetch sync validate compute flush emit".split()
+_VERBS = (  # noqa: SIM905
+    "load save parse build resolve merge apply render fetch sync validate compute flush emit"
+).split()
 _TODO_NOTES = (
     "handle pagination past the first page",
     "remove once the v1 endpoint is retired",
@@ -184,7 +189,9 @@ def _python_source(rng: random.Random, functions: int, todo_rate: float) -> str:
                 lines.append(f"    for item in {var}s or ():")
                 lines.append(f"        {arg} = merge_{rng.choice(_NOUNS)}({arg}, item)")
             else:
-                lines.append(f"    # {var} is {rng.choice(['cached', 'optional', 'validated upstream'])} here")
+                lines.append(
+                    f"    # {var} is {rng.choice(['cached', 'optional', 'validated upstream'])} here"
+                )
         lines.append(f"    return {arg}")
     return "\n".join(lines) + "\n"
 
@@ -199,7 +206,9 @@ def _typescript_source(rng: random.Random, functions: int, todo_rate: float) -> 
             if roll < todo_rate:
                 lines.append(f"  // TODO: {rng.choice(_TODO_NOTES)}")
             elif roll < 0.5:
-                lines.append(f"  const {rng.choice(_NOUNS)} = await fetch{rng.choice(_NOUNS).title()}(input);")
+                lines.append(
+                    f"  const {rng.choice(_NOUNS)} = await fetch{rng.choice(_NOUNS).title()}(input);"
+                )
             else:
                 lines.append(f"  if (!input.{rng.choice(_NOUNS)}) return {rng.randint(0, 9)};")
         lines += ["  return 0;", "}", ""]
@@ -230,7 +239,13 @@ def _app_and_tests(rng: random.Random) -> dict[str, str]:
             functions.append((name, scale, offset))
         files[f"app/{module}.py"] = "\n".join(body) + "\n"
         names = ", ".join(name for name, _, _ in functions)
-        head = [f'"""Tests for app.{module}."""', "", "import unittest", "", f"from app.{module} import {names}"]
+        head = [
+            f'"""Tests for app.{module}."""',
+            "",
+            "import unittest",
+            "",
+            f"from app.{module} import {names}",
+        ]
         if index % 2 == 0:
             head.append("from app.currency import round_cents as _round")
         head += ["", "", f"class {module.capitalize()}Tests(unittest.TestCase):"]
@@ -246,10 +261,6 @@ def _app_and_tests(rng: random.Random) -> dict[str, str]:
                 "",
             ]
         tests[f"tests/test_{module}.py"] = head
-    files["app/currency.py"] = (
-        '"""Currency helpers."""\n\n\ndef round_cents(amount: float) -> float:\n'
-        '    """Round to whole cents."""\n    return round(amount, 2)\n'
-    )
     for path, lines in tests.items():
         files[path] = "\n".join(lines).rstrip() + '\n\n\nif __name__ == "__main__":\n    unittest.main()\n'
     files["tests/__init__.py"] = ""
@@ -263,14 +274,19 @@ def workspace_files(seed: int = 7) -> dict[str, str]:
     for package in PACKAGES:
         todo_rate = rng.choice([0.02, 0.04, 0.06, 0.1])
         for n in range(rng.randint(9, 20)):
-            stem = f"{rng.choice(_NOUNS)}_{rng.choice(['store', 'service', 'adapter', 'client', 'utils', 'model'])}"
+            role = rng.choice(["store", "service", "adapter", "client", "utils", "model"])
+            stem = f"{rng.choice(_NOUNS)}_{role}"
             big = rng.random() < 0.08
             if rng.random() < 0.75:
                 path = f"packages/{package}/src/{package}/{stem}_{n}.py"
-                files[path] = _python_source(rng, rng.randint(30, 60) if big else rng.randint(2, 12), todo_rate)
+                files[path] = _python_source(
+                    rng, rng.randint(30, 60) if big else rng.randint(2, 12), todo_rate
+                )
             else:
                 path = f"packages/{package}/web/{stem}_{n}.ts"
-                files[path] = _typescript_source(rng, rng.randint(40, 70) if big else rng.randint(2, 10), todo_rate)
+                files[path] = _typescript_source(
+                    rng, rng.randint(40, 70) if big else rng.randint(2, 10), todo_rate
+                )
         files[f"packages/{package}/README.md"] = f"# {package}\n\nThe {package} package. TODO: write docs.\n"
     files.update(_app_and_tests(rng))
     files["README.md"] = "# acme monorepo\n\nRun `python3 -m unittest discover -s tests` from the root.\n"
@@ -278,10 +294,16 @@ def workspace_files(seed: int = 7) -> dict[str, str]:
 
 
 class Workspace:
-    """The synthetic monorepo on disk (a temporary directory), the root of every file tool."""
+    """The synthetic monorepo on disk, the root of every file tool.
+
+    It lives at a FIXED path (``<tmp>/toolrt-bench/acme``, recreated on every run) because absolute
+    paths reach the model (tracebacks in test output), and a random directory name would make the
+    token counts vary from run to run.
+    """
 
     def __init__(self, files: Mapping[str, str]) -> None:
-        self.root = Path(tempfile.mkdtemp(prefix="toolrt-bench-"))
+        self.root = Path(tempfile.gettempdir()) / "toolrt-bench" / "acme"
+        shutil.rmtree(self.root, ignore_errors=True)
         for relative, text in files.items():
             target = self.root / relative
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -289,6 +311,8 @@ class Workspace:
 
     def close(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            self.root.parent.rmdir()
 
     def resolve(self, path: str | None) -> Path:
         target = (self.root / (path or ".")).resolve()
@@ -365,7 +389,8 @@ _GREP_DESCRIPTION = (
     "- `output_mode`: `files_with_matches` (default) lists the files that match; `content` shows the "
     "matching lines as `path:line:text`; `count` shows the number of matching lines per file.\n"
     "- Narrow the search with `path` (a file or directory) and `glob` (e.g. `*.py`, `**/*.{ts,tsx}`).\n"
-    "- `head_limit` keeps the first N output entries. Patterns are case-sensitive unless `ignore_case` is set."
+    "- `head_limit` keeps the first N output entries. Patterns are case-sensitive unless `ignore_case` "
+    "is set."
 )
 _BASH_DESCRIPTION = (
     "Run a shell command in a persistent bash session rooted at the workspace and return its output.\n\n"
@@ -438,7 +463,11 @@ def file_tools(workspace: Workspace) -> list[ToolDefinition]:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(args["content"])
         operation = "create" if before is None else "update"
-        return {"path": workspace.relative(target), "operation": operation, "lines": len(args["content"].splitlines())}
+        return {
+            "path": workspace.relative(target),
+            "operation": operation,
+            "lines": len(args["content"].splitlines()),
+        }
 
     async def edit(args: Any, ctx: Any) -> JsonObject:
         target = workspace.resolve(args["path"])
@@ -460,7 +489,9 @@ def file_tools(workspace: Workspace) -> list[ToolDefinition]:
 
     def render_glob(args: Any, value: Any) -> Any:
         text = "\n".join(value["files"]) or "No files found"
-        return text_content(text + ("\n(Results are truncated. Use a narrower pattern.)" if value["truncated"] else ""))
+        return text_content(
+            text + ("\n(Results are truncated. Use a narrower pattern.)" if value["truncated"] else "")
+        )
 
     async def grep(args: Any, ctx: Any) -> JsonObject:
         base = workspace.resolve(args.get("path"))
@@ -469,8 +500,10 @@ def file_tools(workspace: Workspace) -> list[ToolDefinition]:
         matches: list[JsonObject] = []
         for path in workspace.walk(base):
             relative = path.relative_to(base).as_posix() if base.is_dir() else path.name
-            if args.get("glob") and not _glob_match(args["glob"], relative) and not _glob_match(
-                args["glob"], path.name
+            if (
+                args.get("glob")
+                and not _glob_match(args["glob"], relative)
+                and not _glob_match(args["glob"], path.name)
             ):
                 continue
             for number, text in enumerate(path.read_text(errors="replace").splitlines(), 1):
@@ -511,7 +544,12 @@ def file_tools(workspace: Workspace) -> list[ToolDefinition]:
             timeout=args.get("timeout_ms", 120_000) / 1000,
             check=False,
         )
-        return {"kind": "foreground", "exitCode": done.returncode, "stdout": done.stdout, "stderr": done.stderr}
+        return {
+            "kind": "foreground",
+            "exitCode": done.returncode,
+            "stdout": done.stdout,
+            "stderr": done.stderr,
+        }
 
     def render_bash(args: Any, value: Any) -> Any:
         text = "\n".join(part.rstrip("\n") for part in (value["stdout"], value["stderr"]) if part)
@@ -538,7 +576,10 @@ def file_tools(workspace: Workspace) -> list[ToolDefinition]:
         define(
             "write",
             _WRITE_DESCRIPTION,
-            O({"path": S("Path of the file to write."), "content": S("The complete new file content.")}, ["path", "content"]),
+            O(
+                {"path": S("Path of the file to write."), "content": S("The complete new file content.")},
+                ["path", "content"],
+            ),
             O(
                 {"path": S(), "operation": S(enum=["create", "update"]), "lines": I("Lines written.")},
                 ["path", "operation", "lines"],
@@ -585,7 +626,9 @@ def file_tools(workspace: Workspace) -> list[ToolDefinition]:
                     "path": S("File or directory to search; defaults to the workspace root."),
                     "glob": S("Only search files whose path matches this glob."),
                     "output_mode": S(
-                        "What to return.", enum=["content", "files_with_matches", "count"], default="files_with_matches"
+                        "What to return.",
+                        enum=["content", "files_with_matches", "count"],
+                        default="files_with_matches",
                     ),
                     "ignore_case": B("Case-insensitive search.", default=False),
                     "head_limit": I("Return only the first N entries."),
@@ -619,9 +662,15 @@ def file_tools(workspace: Workspace) -> list[ToolDefinition]:
 
 # --- synthetic business data ----------------------------------------------------------------------------
 
-_FIRST = "Ada Ben Chloe Dev Elena Farid Grace Hiro Ines Jonas Kira Liam Mona Nils Omar Priya Quinn Rosa Sam Tara".split()
-_LAST = "Okafor Schmidt Nakamura Rossi Dubois Kowalski Silva Haddad Jensen Murphy Novak Garcia Chen Patel".split()
-_COMPANY_A = "Globex Initech Umbrella Hooli Vandelay Stark Wayne Tyrell Soylent Cyberdyne Wonka Acme".split()
+_FIRST = (  # noqa: SIM905
+    "Ada Ben Chloe Dev Elena Farid Grace Hiro Ines Jonas Kira Liam Mona Nils Omar Priya Quinn Rosa Sam Tara"
+).split()
+_LAST = (  # noqa: SIM905
+    "Okafor Schmidt Nakamura Rossi Dubois Kowalski Silva Haddad Jensen Murphy Novak Garcia Chen Patel"
+).split()
+_COMPANY_A = (  # noqa: SIM905
+    "Globex Initech Umbrella Hooli Vandelay Stark Wayne Tyrell Soylent Cyberdyne Wonka Acme"
+).split()
 _COMPANY_B = ("GmbH", "Ltd", "Inc", "SAS", "BV", "AB", "LLC")
 _COUNTRIES = ("US", "DE", "GB", "FR", "NL", "SE", "CA", "JP")
 _CITIES = {
@@ -659,9 +708,17 @@ _PRODUCTS = [
 ]
 _MANAGERS = [
     {"id": f"am_{k:02d}", "name": name, "email": f"{name.split()[0].lower()}@acme-sales.example"}
-    for k, name in enumerate(["Priya Patel", "Jonas Schmidt", "Rosa Garcia", "Hiro Nakamura", "Mona Haddad"], 1)
+    for k, name in enumerate(
+        ["Priya Patel", "Jonas Schmidt", "Rosa Garcia", "Hiro Nakamura", "Mona Haddad"], 1
+    )
 ]
-_REFUND_REASONS = ("damaged_in_transit", "wrong_item", "customer_changed_mind", "late_delivery", "price_adjustment")
+_REFUND_REASONS = (
+    "damaged_in_transit",
+    "wrong_item",
+    "customer_changed_mind",
+    "late_delivery",
+    "price_adjustment",
+)
 
 
 def _money(cents: int) -> float:
@@ -678,14 +735,19 @@ def _customers(rng: random.Random) -> list[JsonObject]:
             {
                 "id": f"cus_{k:04d}",
                 "name": f"{first} {last}",
-                "email": f"{first.lower()}.{last.lower()}{k}@{company.split()[0].lower()}.example",
+                "email": f"{first.lower()}.{last.lower()}{k}@{company.split(maxsplit=1)[0].lower()}.example",
                 "company": company,
                 "segment": rng.choices(["smb", "mid_market", "enterprise"], [6, 3, 1])[0],
                 "country": country,
                 "account_manager": rng.choice(_MANAGERS),
-                "created_at": f"202{rng.randint(2, 5)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T09:00:00Z",
-                "tags": rng.sample(["newsletter", "net30", "vip", "reseller", "tax_exempt", "churn_risk"], rng.randint(0, 3)),
-                "notes": rng.choice(["", "Prefers invoices by email.", "Ships to a warehouse; call ahead.", ""]),
+                "created_at": f"202{rng.randint(2, 5)}-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}"
+                "T09:00:00Z",
+                "tags": rng.sample(
+                    ["newsletter", "net30", "vip", "reseller", "tax_exempt", "churn_risk"], rng.randint(0, 3)
+                ),
+                "notes": rng.choice(
+                    ["", "Prefers invoices by email.", "Ships to a warehouse; call ahead.", ""]
+                ),
             }
         )
     return customers
@@ -721,12 +783,15 @@ def _orders(rng: random.Random, customers: Sequence[JsonObject]) -> list[JsonObj
         method = rng.choices(["card", "paypal", "bank_transfer", "apple_pay"], [55, 20, 15, 10])[0]
         payment: JsonObject = {"method": method}
         if method == "card":
-            payment.update(card_brand=rng.choice(["visa", "mastercard", "amex"]), last4=f"{rng.randint(0, 9999):04d}")
+            payment.update(
+                card_brand=rng.choice(["visa", "mastercard", "amex"]), last4=f"{rng.randint(0, 9999):04d}"
+            )
         orders.append(
             {
                 "id": f"ord_{10001 + k}",
                 "number": 10001 + k,
-                "created_at": f"2026-{month:02d}-{mday:02d}T{rng.randint(7, 22):02d}:{rng.randint(0, 59):02d}:00Z",
+                "created_at": f"2026-{month:02d}-{mday:02d}T{rng.randint(7, 22):02d}:"
+                f"{rng.randint(0, 59):02d}:00Z",
                 "status": status,
                 "customer_id": customer["id"],
                 "email": customer["email"],
@@ -741,7 +806,8 @@ def _orders(rng: random.Random, customers: Sequence[JsonObject]) -> list[JsonObj
                 "refunds": refunds,
                 "shipping_address": {
                     "name": customer["name"],
-                    "line1": f"{rng.randint(1, 240)} {rng.choice(['Main St', 'Hauptstr.', 'High St', 'Rue Verte'])}",
+                    "line1": f"{rng.randint(1, 240)} "
+                    + rng.choice(["Main St", "Hauptstr.", "High St", "Rue Verte"]),
                     "city": _CITIES[customer["country"]],
                     "postal_code": f"{rng.randint(10000, 99999)}",
                     "country": customer["country"],
@@ -790,7 +856,9 @@ _CHECKS = ("lint", "unit-tests", "integration-tests", "build", "security-scan")
 _USERS = ["mkowalski", "ainaba", "tdubois", "ejensen", "rsilva", "dependabot[bot]"]
 
 
-def _pull_requests(rng: random.Random) -> tuple[list[JsonObject], dict[int, list[JsonObject]], dict[str, JsonObject]]:
+def _pull_requests(
+    rng: random.Random,
+) -> tuple[list[JsonObject], dict[int, list[JsonObject]], dict[str, JsonObject]]:
     prs, files, checks = [], {}, {}
     for k, (title, migration) in enumerate(_PR_TOPICS):
         number = 431 - k * 2 - rng.randint(0, 1)
@@ -804,9 +872,16 @@ def _pull_requests(rng: random.Random) -> tuple[list[JsonObject], dict[int, list
                 "title": title,
                 "state": "closed",
                 "html_url": f"https://github.com/acme/api/pull/{number}",
-                "user": {"login": login, "id": 1000 + _USERS.index(login), "type": "Bot" if "[bot]" in login else "User"},
+                "user": {
+                    "login": login,
+                    "id": 1000 + _USERS.index(login),
+                    "type": "Bot" if "[bot]" in login else "User",
+                },
                 "body": "## Summary\n" + " ".join(rng.sample(_PR_SENTENCES, rng.randint(3, 7))),
-                "labels": [{"name": name, "color": "d73a4a"} for name in rng.sample(["db", "perf", "backend", "ci", "docs"], 2)],
+                "labels": [
+                    {"name": name, "color": "d73a4a"}
+                    for name in rng.sample(["db", "perf", "backend", "ci", "docs"], 2)
+                ],
                 "created_at": f"2026-03-{max(1, day - rng.randint(1, 6)):02d}T10:00:00Z",
                 "updated_at": f"2026-03-{day:02d}T16:{k:02d}:00Z",
                 "closed_at": f"2026-03-{day:02d}T15:{k:02d}:00Z",
@@ -834,10 +909,15 @@ def _pull_requests(rng: random.Random) -> tuple[list[JsonObject], dict[int, list
             )
         pr_files = []
         for name in dict.fromkeys(changed):
-            lines = [f"@@ -{rng.randint(1, 300)},{rng.randint(3, 9)} +{rng.randint(1, 300)},{rng.randint(3, 12)} @@"]
+            lines = [
+                f"@@ -{rng.randint(1, 300)},{rng.randint(3, 9)} "
+                f"+{rng.randint(1, 300)},{rng.randint(3, 12)} @@"
+            ]
             for _ in range(rng.randint(4, 24)):
                 sign = rng.choice(["+", "-", " "])
-                code = f"{rng.choice(_NOUNS)} = {_ident(rng)}({rng.choice(_NOUNS)}, limit={rng.randint(1, 99)})"
+                code = (
+                    f"{rng.choice(_NOUNS)} = {_ident(rng)}({rng.choice(_NOUNS)}, limit={rng.randint(1, 99)})"
+                )
                 if name.endswith(".sql"):
                     code = f"ALTER TABLE {rng.choice(_NOUNS)}s ADD COLUMN {rng.choice(_NOUNS)}_id bigint;"
                 lines.append(f"{sign}    {code}")
@@ -895,7 +975,9 @@ def build_fixture(seed: int = 20260301) -> Fixture:
     rng = random.Random(seed)
     files = workspace_files(seed)
     failing = []
-    pattern = re.compile(r"    def (test_\w+)\(self\):\n        self.assertEqual\((\w+)\(([\d.]+)\), ([-\d.]+)\)")
+    pattern = re.compile(
+        r"    def (test_\w+)\(self\):\n        self.assertEqual\((\w+)\(([\d.]+)\), ([-\d.]+)\)"
+    )
     modules = {}
     for path, text in files.items():
         if path.startswith("app/") and path != "app/__init__.py":
@@ -906,9 +988,14 @@ def build_fixture(seed: int = 20260301) -> Fixture:
         module = path[len("tests/") : -3]
         subject = module[len("test_") :]
         for test, function, amount, expected in pattern.findall(text):
-            body = re.search(rf"def {function}\(amount: float\) -> float:\n.*\n    return (.*)\n", modules[subject])
+            body = re.search(
+                rf"def {function}\(amount: float\) -> float:\n.*\n"
+                r"    return round\(amount \* (\d+) / 10 \+ (\d+), 2\)\n",
+                modules[subject],
+            )
             assert body is not None
-            actual = eval(body.group(1), {"amount": float(amount), "round": round})  # the generated formula
+            scale, offset = int(body.group(1)), int(body.group(2))
+            actual = round(float(amount) * scale / 10 + offset, 2)  # the generated formula, evaluated
             if actual != float(expected):
                 failing.append((f"{module}.{subject.capitalize()}Tests.{test}", module))
     customers = _customers(rng)
@@ -926,7 +1013,9 @@ _PAGE = {
     "page": I("Page number of the results to fetch (1-based).", default=1),
     "per_page": I("Results per page (max 100).", default=30),
 }
-_GH_USER = O({"login": S(), "id": I(), "type": S(enum=["User", "Bot", "Organization"])}, ["login", "id", "type"])
+_GH_USER = O(
+    {"login": S(), "id": I(), "type": S(enum=["User", "Bot", "Organization"])}, ["login", "id", "type"]
+)
 _GH_LABEL = O({"name": S(), "color": S("Hex color without '#'.")}, ["name", "color"])
 _GH_ISSUE = O(
     {
@@ -993,7 +1082,17 @@ _CHECK_RUNS = O(
                     "name": S(),
                     "status": S(enum=["queued", "in_progress", "completed"]),
                     "conclusion": NULLABLE(
-                        S(enum=["success", "failure", "neutral", "cancelled", "skipped", "timed_out", "action_required"])
+                        S(
+                            enum=[
+                                "success",
+                                "failure",
+                                "neutral",
+                                "cancelled",
+                                "skipped",
+                                "timed_out",
+                                "action_required",
+                            ]
+                        )
                     ),
                     "started_at": S(),
                     "completed_at": NULLABLE(S()),
@@ -1039,7 +1138,9 @@ _JIRA_FIELDS = O(
         "description": S("Description in Markdown; converted to Atlassian Document Format."),
         "issuetype": O({"name": S("Issue type name, e.g. Bug, Story, Task.")}, ["name"]),
         "priority": O({"name": S(enum=["Highest", "High", "Medium", "Low", "Lowest"])}, ["name"]),
-        "assignee": O({"accountId": S("Atlassian account id; use jira_search_users to find it.")}, ["accountId"]),
+        "assignee": O(
+            {"accountId": S("Atlassian account id; use jira_search_users to find it.")}, ["accountId"]
+        ),
         "labels": A(S(), "Labels; created on first use."),
         "components": A(O({"name": S()}, ["name"]), "Components of the project."),
         "duedate": S("Due date as YYYY-MM-DD."),
@@ -1093,7 +1194,10 @@ _ORDER = O(
         "email": S(),
         "currency": S("ISO 4217 code."),
         "line_items": A(
-            O({"sku": S(), "title": S(), "quantity": I(), "unit_price": N()}, ["sku", "title", "quantity", "unit_price"])
+            O(
+                {"sku": S(), "title": S(), "quantity": I(), "unit_price": N()},
+                ["sku", "title", "quantity", "unit_price"],
+            )
         ),
         "subtotal": N(),
         "discount_total": N(),
@@ -1109,12 +1213,26 @@ _ORDER = O(
             ["method"],
         ),
         "refunds": A(
-            O({"id": S(), "amount": N(), "reason": S(), "created_at": S()}, ["id", "amount", "reason", "created_at"])
+            O(
+                {"id": S(), "amount": N(), "reason": S(), "created_at": S()},
+                ["id", "amount", "reason", "created_at"],
+            )
         ),
         "shipping_address": _ADDRESS,
         "tags": A(S()),
     },
-    ["id", "number", "created_at", "status", "customer_id", "currency", "line_items", "total", "payment", "refunds"],
+    [
+        "id",
+        "number",
+        "created_at",
+        "status",
+        "customer_id",
+        "currency",
+        "line_items",
+        "total",
+        "payment",
+        "refunds",
+    ],
 )
 _CUSTOMER = O(
     {
@@ -1160,7 +1278,13 @@ def _paged(items: Sequence[JsonObject], key: str, args: Mapping[str, Any]) -> Js
     page, per_page = args.get("page", 1), min(args.get("per_page", 50), 100)
     total_pages = max(1, -(-len(items) // per_page))
     chunk = list(items[(page - 1) * per_page : page * per_page])
-    return {key: chunk, "page": page, "per_page": per_page, "total_count": len(items), "total_pages": total_pages}
+    return {
+        key: chunk,
+        "page": page,
+        "per_page": per_page,
+        "total_count": len(items),
+        "total_pages": total_pages,
+    }
 
 
 def mcp_tools(fixture: Fixture) -> list[ToolDefinition]:
@@ -1263,7 +1387,10 @@ def mcp_tools(fixture: Fixture) -> list[ToolDefinition]:
         define(
             "github_add_issue_comment",
             gh + "Comment on an issue or pull request.",
-            O({**_OWNER_REPO, "issue_number": I(), "body": S("Markdown comment.")}, ["owner", "repo", "issue_number", "body"]),
+            O(
+                {**_OWNER_REPO, "issue_number": I(), "body": S("Markdown comment.")},
+                ["owner", "repo", "issue_number", "body"],
+            ),
             O({"id": I(), "html_url": S(), "created_at": S()}, ["id", "html_url", "created_at"]),
             read_only=False,
         ),
@@ -1353,14 +1480,19 @@ def mcp_tools(fixture: Fixture) -> list[ToolDefinition]:
         define(
             "github_get_file_contents",
             gh + "Get a file's decoded text (or a directory listing) at a ref.",
-            O({**_OWNER_REPO, "path": S(), "ref": S("Branch, tag or commit; default branch if omitted.")}, ["owner", "repo", "path"]),
+            O(
+                {**_OWNER_REPO, "path": S(), "ref": S("Branch, tag or commit; default branch if omitted.")},
+                ["owner", "repo", "path"],
+            ),
             O(
                 {
                     "type": S(enum=["file", "dir"]),
                     "path": S(),
                     "sha": S(),
                     "text": S("File content (files only)."),
-                    "entries": A(O({"name": S(), "type": S(enum=["file", "dir"]), "size": I()}, ["name", "type"])),
+                    "entries": A(
+                        O({"name": S(), "type": S(enum=["file", "dir"]), "size": I()}, ["name", "type"])
+                    ),
                 },
                 ["type", "path", "sha"],
             ),
@@ -1372,14 +1504,19 @@ def mcp_tools(fixture: Fixture) -> list[ToolDefinition]:
             O(
                 {
                     "jql": S("JQL query, e.g. `project = PAY AND status != Done ORDER BY updated DESC`."),
-                    "fields": A(S(), "Fields to return; default: summary, status, assignee, priority, labels."),
+                    "fields": A(
+                        S(), "Fields to return; default: summary, status, assignee, priority, labels."
+                    ),
                     "start_at": I(default=0),
                     "max_results": I("Max 100.", default=50),
                     "expand": A(S(enum=["renderedFields", "changelog", "transitions"])),
                 },
                 ["jql"],
             ),
-            O({"issues": A(_JIRA_ISSUE), "start_at": I(), "max_results": I(), "total": I()}, ["issues", "total"]),
+            O(
+                {"issues": A(_JIRA_ISSUE), "start_at": I(), "max_results": I(), "total": I()},
+                ["issues", "total"],
+            ),
         ),
         define(
             "jira_get_issue",
@@ -1397,7 +1534,10 @@ def mcp_tools(fixture: Fixture) -> list[ToolDefinition]:
         define(
             "jira_update_issue",
             jira + "Update fields of an issue. Omitted fields are unchanged.",
-            O({"issue_key": S(), "fields": _JIRA_FIELDS, "notify_users": B(default=True)}, ["issue_key", "fields"]),
+            O(
+                {"issue_key": S(), "fields": _JIRA_FIELDS, "notify_users": B(default=True)},
+                ["issue_key", "fields"],
+            ),
             O({"key": S(), "updated": B()}, ["key", "updated"]),
             read_only=False,
         ),
@@ -1433,7 +1573,10 @@ def mcp_tools(fixture: Fixture) -> list[ToolDefinition]:
         define(
             "jira_list_sprints",
             jira + "List the sprints of a board.",
-            O({"board_id": I(), "state": S(enum=["future", "active", "closed"]), "start_at": I(default=0)}, ["board_id"]),
+            O(
+                {"board_id": I(), "state": S(enum=["future", "active", "closed"]), "start_at": I(default=0)},
+                ["board_id"],
+            ),
             A(
                 O(
                     {"id": I(), "name": S(), "state": S(), "startDate": S(), "endDate": S(), "goal": S()},
@@ -1472,7 +1615,10 @@ def mcp_tools(fixture: Fixture) -> list[ToolDefinition]:
             O(
                 {
                     "channels": A(
-                        O({"id": S(), "name": S(), "topic": S(), "num_members": I(), "is_archived": B()}, ["id", "name"])
+                        O(
+                            {"id": S(), "name": S(), "topic": S(), "num_members": I(), "is_archived": B()},
+                            ["id", "name"],
+                        )
                     ),
                     "next_cursor": S(),
                 },
@@ -1528,7 +1674,10 @@ def mcp_tools(fixture: Fixture) -> list[ToolDefinition]:
         define(
             "slack_add_reaction",
             slack + "Add an emoji reaction to a message.",
-            O({"channel": S(), "timestamp": S(), "name": S("Emoji name without colons.")}, ["channel", "timestamp", "name"]),
+            O(
+                {"channel": S(), "timestamp": S(), "name": S("Emoji name without colons.")},
+                ["channel", "timestamp", "name"],
+            ),
             O({"ok": B()}, ["ok"]),
             read_only=False,
         ),
@@ -1548,7 +1697,16 @@ def mcp_tools(fixture: Fixture) -> list[ToolDefinition]:
             O(
                 {
                     "matches": A(
-                        O({"channel": O({"id": S(), "name": S()}, ["id", "name"]), "ts": S(), "user": S(), "text": S(), "permalink": S()}, ["channel", "ts", "text"])
+                        O(
+                            {
+                                "channel": O({"id": S(), "name": S()}, ["id", "name"]),
+                                "ts": S(),
+                                "user": S(),
+                                "text": S(),
+                                "permalink": S(),
+                            },
+                            ["channel", "ts", "text"],
+                        )
                     ),
                     "total": I(),
                 },
@@ -1578,7 +1736,12 @@ def mcp_tools(fixture: Fixture) -> list[ToolDefinition]:
             O({"limit": I(default=200), "cursor": S(), "include_bots": B(default=False)}),
             O(
                 {
-                    "members": A(O({"id": S(), "name": S(), "real_name": S(), "is_bot": B(), "deleted": B()}, ["id", "name"])),
+                    "members": A(
+                        O(
+                            {"id": S(), "name": S(), "real_name": S(), "is_bot": B(), "deleted": B()},
+                            ["id", "name"],
+                        )
+                    ),
                     "next_cursor": S(),
                 },
                 ["members"],
@@ -1598,7 +1761,10 @@ def mcp_tools(fixture: Fixture) -> list[ToolDefinition]:
                     "per_page": I("Max 100.", default=50),
                 },
             ),
-            O({"orders": A(_ORDER), **_PAGE_INFO}, ["orders", "page", "per_page", "total_count", "total_pages"]),
+            O(
+                {"orders": A(_ORDER), **_PAGE_INFO},
+                ["orders", "page", "per_page", "total_count", "total_pages"],
+            ),
             list_orders,
         ),
         define(
@@ -1613,7 +1779,9 @@ def mcp_tools(fixture: Fixture) -> list[ToolDefinition]:
             O(
                 {
                     "order_id": S(),
-                    "line_items": A(O({"sku": S(), "quantity": I(), "restock": B(default=True)}, ["sku", "quantity"])),
+                    "line_items": A(
+                        O({"sku": S(), "quantity": I(), "restock": B(default=True)}, ["sku", "quantity"])
+                    ),
                     "shipping": O({"full_refund": B(), "amount": N()}),
                     "reason": S(enum=list(_REFUND_REASONS)),
                     "notify_customer": B(default=True),
@@ -1621,7 +1789,10 @@ def mcp_tools(fixture: Fixture) -> list[ToolDefinition]:
                 },
                 ["order_id", "reason"],
             ),
-            O({"id": S(), "order_id": S(), "amount": N(), "created_at": S()}, ["id", "order_id", "amount", "created_at"]),
+            O(
+                {"id": S(), "order_id": S(), "amount": N(), "created_at": S()},
+                ["id", "order_id", "amount", "created_at"],
+            ),
             read_only=False,
         ),
         define(
@@ -1706,10 +1877,18 @@ def mcp_tools(fixture: Fixture) -> list[ToolDefinition]:
                     "per_page": I("Max 100.", default=50),
                 }
             ),
-            O({"customers": A(_CUSTOMER), **_PAGE_INFO}, ["customers", "page", "per_page", "total_count", "total_pages"]),
+            O(
+                {"customers": A(_CUSTOMER), **_PAGE_INFO},
+                ["customers", "page", "per_page", "total_count", "total_pages"],
+            ),
             list_customers,
         ),
-        define("crm_get_customer", crm + "Get one customer account.", O({"customer_id": S()}, ["customer_id"]), _CUSTOMER),
+        define(
+            "crm_get_customer",
+            crm + "Get one customer account.",
+            O({"customer_id": S()}, ["customer_id"]),
+            _CUSTOMER,
+        ),
         define(
             "crm_update_customer",
             crm + "Update a customer account. Omitted fields are unchanged.",
@@ -1760,3 +1939,544 @@ def mcp_tools(fixture: Fixture) -> list[ToolDefinition]:
             read_only=False,
         ),
     ]
+
+
+# --- mcp150: mcp40 + 110 generated tools ----------------------------------------------------------------
+
+_GENERATED_SERVICES = (
+    ("linear", "Linear", ("issue", "project", "cycle")),
+    ("notion", "Notion", ("page", "database", "block")),
+    ("gdrive", "Google Drive", ("file", "folder", "permission")),
+    ("gcal", "Google Calendar", ("event", "calendar")),
+    ("zendesk", "Zendesk", ("ticket", "user", "macro")),
+    ("stripe", "Stripe", ("charge", "subscription", "invoice")),
+    ("datadog", "Datadog", ("monitor", "dashboard", "incident")),
+    ("pagerduty", "PagerDuty", ("incident", "schedule", "service")),
+    ("confluence", "Confluence", ("page", "space")),
+    ("salesforce", "Salesforce", ("opportunity", "lead", "account")),
+    ("hubspot", "HubSpot", ("contact", "deal", "company")),
+)
+_VERBS_GENERATED = ("list", "get", "create", "update", "search", "delete")
+_FIELD_POOL: tuple[tuple[str, JsonObject], ...] = (
+    ("title", S("Title shown in lists and notifications.")),
+    ("status", S("Lifecycle state.", enum=["open", "in_progress", "blocked", "resolved", "closed"])),
+    ("priority", S(enum=["urgent", "high", "medium", "low", "none"])),
+    ("description", S("Body in Markdown.")),
+    ("owner", O({"id": S(), "name": S(), "email": S()}, ["id"], "The person responsible.")),
+    ("labels", A(S(), "Free-form labels.")),
+    ("due_date", S("Due date as YYYY-MM-DD.")),
+    ("amount", N("Amount in the account's currency.")),
+    ("currency", S("ISO 4217 currency code.")),
+    ("url", S("Link to the item in the web app.")),
+    ("parent_id", S("Id of the containing item.")),
+    ("external_refs", A(O({"system": S(), "id": S()}, ["system", "id"]), "Links to other systems.")),
+    ("custom_fields", O({}, description="Workspace-specific custom fields by key.", closed=False)),
+    ("team", O({"id": S(), "key": S(), "name": S()}, ["id"], "Owning team.")),
+    ("visibility", S(enum=["private", "team", "organization", "public"])),
+    ("starts_at", S("ISO 8601 start time.")),
+    ("ends_at", S("ISO 8601 end time.")),
+    (
+        "participants",
+        A(O({"email": S(), "role": S(enum=["owner", "editor", "viewer"]), "optional": B()}, ["email"])),
+    ),
+    ("estimate", N("Effort estimate in points or hours.")),
+    ("tags", A(O({"id": S(), "name": S()}, ["id", "name"]))),
+    ("archived", B("Whether the item is archived.")),
+    ("metrics", O({"views": I(), "comments": I(), "last_activity_at": S()}, description="Usage counters.")),
+)
+_DESCRIPTION_TAILS = (
+    "Requires the read scope.",
+    "Results respect the caller's permissions.",
+    "Rate limit: 100 requests per minute.",
+    "Timestamps are ISO 8601 in UTC.",
+    "Deleted items are not returned unless asked for.",
+)
+
+
+def generated_tools(seed: int = 150) -> list[ToolDefinition]:
+    """110 plausible SaaS tools (10 per service), deterministic for ``seed``. Schema-only."""
+    rng = random.Random(seed)
+    tools: list[ToolDefinition] = []
+    for prefix, label, resources in _GENERATED_SERVICES:
+        fields = {res: dict(rng.sample(_FIELD_POOL, rng.randint(5, 10))) for res in resources}
+        records = {
+            res: O(
+                {"id": S(), **fields[res], "created_at": S(), "updated_at": S()},
+                ["id", *list(fields[res])[:2], "created_at"],
+            )
+            for res in resources
+        }
+        made = 0
+        for verb in _VERBS_GENERATED:
+            for res in resources:
+                if made == 10:
+                    break
+                made += 1
+                plural = res[:-1] + "ies" if res.endswith("y") else res + "s"
+                name = f"{prefix}_{verb}_{plural if verb in ('list', 'search') else res}"
+                record, tail = records[res], rng.choice(_DESCRIPTION_TAILS)
+                filterable = {
+                    k: v for k, v in fields[res].items() if "enum" in v or k in ("owner", "team", "labels")
+                }
+                if verb == "list":
+                    params = O(
+                        {
+                            **{
+                                k: (O({"id": S()}, ["id"]) if v.get("type") == "object" else v)
+                                for k, v in filterable.items()
+                            },
+                            "sort": S(enum=["created_at", "updated_at", "title"], default="updated_at"),
+                            "page_size": I("Max 100.", default=25),
+                            "cursor": S("Cursor from `next_cursor`."),
+                        }
+                    )
+                    output = O({"items": A(record), "next_cursor": NULLABLE(S())}, ["items", "next_cursor"])
+                    text = f"{label}: List {plural}, newest first, with optional filters."
+                elif verb == "get":
+                    params = O(
+                        {
+                            "id": S(f"The {res} id."),
+                            "include": A(S(enum=["comments", "history", "attachments"])),
+                        },
+                        ["id"],
+                    )
+                    output, text = record, f"{label}: Get one {res} by id."
+                elif verb == "create":
+                    required = list(fields[res])[:1]
+                    params = O(dict(fields[res]), required)
+                    output, text = record, f"{label}: Create a {res}."
+                elif verb == "update":
+                    params = O(
+                        {"id": S(), "patch": O(dict(fields[res]), description="Fields to change.")},
+                        ["id", "patch"],
+                    )
+                    output, text = record, f"{label}: Update a {res}; omitted fields are unchanged."
+                elif verb == "search":
+                    params = O(
+                        {
+                            "query": S("Full-text query."),
+                            "filters": O({k: v for k, v in filterable.items() if v.get("type") != "object"}),
+                            "limit": I(default=20),
+                        },
+                        ["query"],
+                    )
+                    output = O(
+                        {"results": A(O({"score": N(), "item": record}, ["score", "item"])), "total": I()},
+                        ["results", "total"],
+                    )
+                    text = f"{label}: Search {plural} by text and filters."
+                else:
+                    params = O({"id": S(), "permanent": B("Skip the trash.", default=False)}, ["id"])
+                    output = O({"id": S(), "deleted": B()}, ["id", "deleted"])
+                    text = f"{label}: Delete a {res}."
+                tools.append(
+                    define(
+                        name, f"{text} {tail}", params, output, read_only=verb in ("list", "get", "search")
+                    )
+                )
+    return tools
+
+
+def build_tool_set(name: str, fixture: Fixture, workspace: Workspace | None) -> list[ToolDefinition]:
+    if name == "file6":
+        assert workspace is not None
+        return file_tools(workspace)
+    if name == "mcp40":
+        return mcp_tools(fixture)
+    if name == "mcp150":
+        return [*mcp_tools(fixture), *generated_tools()]
+    raise ValueError(name)
+
+
+# --- tasks ----------------------------------------------------------------------------------------------
+
+
+class NativeSession(Protocol):
+    async def call(self, calls: Sequence[tuple[str, JsonObject]]) -> list[Any]:
+        """One assistant message making ``calls`` (in parallel); returns their canonical values."""
+        ...
+
+
+@dataclass(frozen=True)
+class Task:
+    """One scripted task: the user's request, the best native trajectory and the best Code Mode one."""
+
+    name: str
+    tool_set: str
+    prompt: str
+    native: Callable[[NativeSession, Fixture], Awaitable[None]]
+    program: str
+    description: str
+    expected: Callable[[Fixture], str]
+    answer_intro: str
+    note: str = ""
+
+    def answer(self, fixture: Fixture) -> str:
+        return f"{self.answer_intro}\n\n{self.expected(fixture)}"
+
+
+Q1 = {"created_at_min": "2026-01-01T00:00:00Z", "created_at_max": "2026-03-31T23:59:59Z", "per_page": 100}
+
+
+def _refunded_cents(order: Mapping[str, Any]) -> int:
+    return sum(round(refund["amount"] * 100) for refund in order["refunds"])
+
+
+def _expected_refunds(fx: Fixture) -> str:
+    by_method: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    count = 0
+    for order in fx.orders:
+        refunded = _refunded_cents(order)
+        if 0 < refunded < round(order["total"] * 100):
+            count += 1
+            by_method[order["payment"]["method"]][0] += 1
+            by_method[order["payment"]["method"]][1] += refunded
+    lines = [f"partially refunded orders: {count} of {len(fx.orders)}"]
+    lines += [
+        f"{m}: {n} orders, {cents / 100:.2f} USD refunded" for m, (n, cents) in sorted(by_method.items())
+    ]
+    return "\n".join(lines)
+
+
+async def _native_refunds(s: NativeSession, fx: Fixture) -> None:
+    [first] = await s.call([("shop_list_orders", {**Q1, "page": 1})])
+    await s.call([("shop_list_orders", {**Q1, "page": page}) for page in range(2, first["total_pages"] + 1)])
+
+
+_PROGRAM_REFUNDS = """\
+import asyncio
+
+q1 = {"created_at_min": "2026-01-01T00:00:00Z", "created_at_max": "2026-03-31T23:59:59Z", "per_page": 100}
+first = await tools.shop_list_orders({**q1, "page": 1})
+rest = await asyncio.gather(
+    *(tools.shop_list_orders({**q1, "page": p}) for p in range(2, first["total_pages"] + 1))
+)
+orders = [o for page in (first, *rest) for o in page["orders"]]
+by_method = {}
+for o in orders:
+    refunded = sum(r["amount"] for r in o["refunds"])
+    if 0 < refunded < o["total"]:
+        n, amount = by_method.get(o["payment"]["method"], (0, 0.0))
+        by_method[o["payment"]["method"]] = (n + 1, amount + refunded)
+print(f"partially refunded orders: {sum(n for n, _ in by_method.values())} of {len(orders)}")
+for method, (n, amount) in sorted(by_method.items()):
+    print(f"{method}: {n} orders, {amount:.2f} USD refunded")
+"""
+
+
+def _expected_top_spenders(fx: Fixture) -> str:
+    spend: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for order in fx.orders:
+        if order["status"] != "cancelled":
+            spend[order["customer_id"]][0] += round(order["total"] * 100) - _refunded_cents(order)
+            spend[order["customer_id"]][1] += 1
+    customers = {c["id"]: c for c in fx.customers}
+    ranked = sorted(spend.items(), key=lambda kv: (-kv[1][0], kv[0]))[:5]
+    lines = []
+    for rank, (cid, (cents, n)) in enumerate(ranked, 1):
+        c = customers[cid]
+        lines.append(
+            f"{rank}. {c['name']} ({c['company']}, {c['segment']}): {cents / 100:.2f} USD over {n} orders;"
+            f" account manager {c['account_manager']['name']}"
+        )
+    return "\n".join(lines)
+
+
+async def _native_top_spenders(s: NativeSession, fx: Fixture) -> None:
+    first, customers = await s.call(
+        [("shop_list_orders", {**Q1, "page": 1}), ("crm_list_customers", {"page": 1, "per_page": 100})]
+    )
+    more = [("shop_list_orders", {**Q1, "page": p}) for p in range(2, first["total_pages"] + 1)]
+    more += [
+        ("crm_list_customers", {"page": p, "per_page": 100}) for p in range(2, customers["total_pages"] + 1)
+    ]
+    await s.call(more)
+
+
+_PROGRAM_TOP_SPENDERS = """\
+import asyncio
+
+q1 = {"created_at_min": "2026-01-01T00:00:00Z", "created_at_max": "2026-03-31T23:59:59Z", "per_page": 100}
+first, people = await asyncio.gather(
+    tools.shop_list_orders({**q1, "page": 1}), tools.crm_list_customers({"page": 1, "per_page": 100})
+)
+rest = await asyncio.gather(
+    *(tools.shop_list_orders({**q1, "page": p}) for p in range(2, first["total_pages"] + 1))
+)
+customers = {c["id"]: c for c in people["customers"]}
+assert people["total_pages"] == 1
+spend = {}
+for o in (o for page in (first, *rest) for o in page["orders"]):
+    if o["status"] == "cancelled":
+        continue
+    net = round(o["total"] * 100) - sum(round(r["amount"] * 100) for r in o["refunds"])
+    cents, n = spend.get(o["customer_id"], (0, 0))
+    spend[o["customer_id"]] = (cents + net, n + 1)
+top = sorted(spend.items(), key=lambda kv: (-kv[1][0], kv[0]))[:5]
+for rank, (cid, (cents, n)) in enumerate(top, 1):
+    c = customers[cid]
+    print(f"{rank}. {c['name']} ({c['company']}, {c['segment']}): {cents / 100:.2f} USD over {n} orders;"
+          f" account manager {c['account_manager']['name']}")
+"""
+
+_REPO = {"owner": "acme", "repo": "api"}
+
+
+def _recent_merged(prs: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    merged = [pr for pr in prs if pr["merged_at"] and pr["base"]["ref"] == "main"]
+    return sorted(merged, key=lambda pr: pr["merged_at"], reverse=True)[:10]
+
+
+def _expected_migrations(fx: Fixture) -> str:
+    lines = []
+    recent = _recent_merged(fx.pull_requests)
+    for pr in recent:
+        migrations = [
+            f["filename"] for f in fx.pr_files[pr["number"]] if f["filename"].startswith("db/migrations/")
+        ]
+        if migrations:
+            runs = fx.check_runs[pr["head"]["sha"]]["check_runs"]
+            failed = [run["name"] for run in runs if run["conclusion"] == "failure"]
+            lines.append(
+                f"#{pr['number']} {pr['title']}: {', '.join(migrations)}; "
+                f"failed checks: {', '.join(failed) or 'none'}"
+            )
+    return f"{len(lines)} of {len(recent)} recently merged PRs touch migrations\n" + "\n".join(lines)
+
+
+async def _native_migrations(s: NativeSession, fx: Fixture) -> None:
+    listing = {
+        **_REPO,
+        "state": "closed",
+        "base": "main",
+        "sort": "updated",
+        "direction": "desc",
+        "per_page": 30,
+    }
+    [prs] = await s.call([("github_list_pull_requests", listing)])
+    recent = _recent_merged(prs)
+    files = await s.call(
+        [("github_get_pull_request_files", {**_REPO, "pull_number": pr["number"]}) for pr in recent]
+    )
+    touched = [
+        pr
+        for pr, changed in zip(recent, files, strict=True)
+        if any(f["filename"].startswith("db/migrations/") for f in changed)
+    ]
+    await s.call([("github_list_check_runs_for_ref", {**_REPO, "ref": pr["head"]["sha"]}) for pr in touched])
+
+
+_PROGRAM_MIGRATIONS = """\
+import asyncio
+
+repo = {"owner": "acme", "repo": "api"}
+prs = await tools.github_list_pull_requests(
+    {**repo, "state": "closed", "base": "main", "sort": "updated", "direction": "desc", "per_page": 30}
+)
+recent = sorted((p for p in prs if p["merged_at"]), key=lambda p: p["merged_at"], reverse=True)[:10]
+files = await asyncio.gather(
+    *(tools.github_get_pull_request_files({**repo, "pull_number": p["number"]}) for p in recent)
+)
+touched = []
+for pr, changed in zip(recent, files):
+    migrations = [f["filename"] for f in changed if f["filename"].startswith("db/migrations/")]
+    if migrations:
+        touched.append((pr, migrations))
+checks = await asyncio.gather(
+    *(tools.github_list_check_runs_for_ref({**repo, "ref": pr["head"]["sha"]}) for pr, _ in touched)
+)
+print(f"{len(touched)} of {len(recent)} recently merged PRs touch migrations")
+for (pr, migrations), runs in zip(touched, checks):
+    failed = [r["name"] for r in runs["check_runs"] if r["conclusion"] == "failure"]
+    print(f"#{pr['number']} {pr['title']}: {', '.join(migrations)}; "
+          f"failed checks: {', '.join(failed) or 'none'}")
+"""
+
+_LARGEST_COMMAND = "find packages -type f -exec wc -lc {} + | grep -v ' total$' | sort -k2,2nr | head -n 3"
+
+
+def _expected_largest(fx: Fixture) -> str:
+    sizes = [
+        (len(text.encode()), text.count("\n"), path)
+        for path, text in fx.files.items()
+        if path.startswith("packages/")
+    ]
+    sizes.sort(key=lambda entry: -entry[0])
+    return "\n".join(f"{path}: {size} bytes, {lines} lines" for size, lines, path in sizes[:3])
+
+
+async def _native_largest(s: NativeSession, fx: Fixture) -> None:
+    await s.call(
+        [
+            (
+                "bash",
+                {"command": _LARGEST_COMMAND, "description": "List the three largest files with line counts"},
+            )
+        ]
+    )
+
+
+_PROGRAM_LARGEST = f'''\
+out = await tools.bash({{
+    "command": "{_LARGEST_COMMAND}",
+    "description": "List the three largest files with line counts",
+}})
+for line in out["stdout"].splitlines():
+    lines, size, path = line.split()
+    print(f"{{path}}: {{size}} bytes, {{lines}} lines")
+'''
+
+
+def _expected_todos(fx: Fixture) -> str:
+    counts: dict[str, int] = defaultdict(int)
+    for path, text in fx.files.items():
+        if path.startswith("packages/"):
+            counts[path.split("/")[1]] += sum("TODO" in line for line in text.splitlines())
+    ranked = sorted(((p, c) for p, c in counts.items() if c), key=lambda kv: (-kv[1], kv[0]))
+    return "\n".join(f"{package}: {count}" for package, count in ranked)
+
+
+async def _native_todos(s: NativeSession, fx: Fixture) -> None:
+    await s.call([("grep", {"pattern": "TODO", "path": "packages", "output_mode": "count"})])
+
+
+_PROGRAM_TODOS = """\
+found = await tools.grep({"pattern": "TODO", "path": "packages", "output_mode": "count"})
+per_package = {}
+for entry in found["counts"]:
+    package = entry["path"].split("/")[1]
+    per_package[package] = per_package.get(package, 0) + entry["count"]
+for package, count in sorted(per_package.items(), key=lambda kv: (-kv[1], kv[0])):
+    print(f"{package}: {count}")
+"""
+
+_TEST_COMMAND = "python3 -m unittest discover -s tests"
+_IMPORT_LINE = re.compile(r"^(?:from|import) (app(?:\.\w+)?)")
+
+
+def _expected_failing(fx: Fixture) -> str:
+    lines = [f"{len(fx.failing_tests)} failing tests"]
+    for test_id, module in sorted(fx.failing_tests):
+        text = fx.files[f"tests/{module}.py"]
+        found = [m.group(1) for line in text.splitlines() if (m := _IMPORT_LINE.match(line))]
+        lines.append(f"{test_id} -> {', '.join(dict.fromkeys(f.replace('.', '/') + '.py' for f in found))}")
+    return "\n".join(lines)
+
+
+def _failing_from_output(output: str) -> list[str]:
+    failed = []
+    for line in output.splitlines():
+        match = re.match(r"(?:FAIL|ERROR): (\w+) \(([\w.]+)\)", line)
+        if match:
+            parts = match.group(2).split(".")
+            failed.append(".".join(parts if parts[-1] == match.group(1) else [*parts, match.group(1)]))
+    return sorted(failed)
+
+
+async def _native_failing(s: NativeSession, fx: Fixture) -> None:
+    [run] = await s.call([("bash", {"command": _TEST_COMMAND, "description": "Run the unit test suite"})])
+    modules = sorted({test.split(".")[0] for test in _failing_from_output(run["stdout"] + run["stderr"])})
+    glob = "{" + ",".join(f"{m}.py" for m in modules) + "}"
+    await s.call(
+        [("grep", {"pattern": "^(from|import) app", "path": "tests", "glob": glob, "output_mode": "content"})]
+    )
+
+
+_PROGRAM_FAILING = f'''\
+import re
+
+run = await tools.bash({{"command": "{_TEST_COMMAND}", "description": "Run the unit test suite"}})
+failed = []
+for line in (run["stdout"] + run["stderr"]).splitlines():
+    m = re.match(r"(?:FAIL|ERROR): (\\w+) \\(([\\w.]+)\\)", line)
+    if m:
+        parts = m.group(2).split(".")
+        failed.append(".".join(parts if parts[-1] == m.group(1) else [*parts, m.group(1)]))
+modules = sorted({{t.split(".")[0] for t in failed}})
+found = await tools.grep({{
+    "pattern": "^(from|import) app", "path": "tests",
+    "glob": "{{" + ",".join(m + ".py" for m in modules) + "}}", "output_mode": "content",
+}})
+imports = {{}}
+for hit in found["matches"]:
+    module = re.match(r"(?:from|import) (app(?:\\.\\w+)?)", hit["text"]).group(1)
+    imports.setdefault(hit["path"].split("/")[-1][:-3], {{}})[module.replace(".", "/") + ".py"] = None
+print(f"{{len(failed)}} failing tests")
+for test in sorted(failed):
+    print(f"{{test}} -> {{', '.join(imports[test.split('.')[0]])}}")
+'''
+
+TASKS: tuple[Task, ...] = (
+    Task(
+        "refunds",
+        "mcp40",
+        "Which of our Q1 2026 orders (Jan 1 - Mar 31) were partially refunded, i.e. some money was refunded "
+        "but less than the order total? Give me the count and the refunded amount per payment method.",
+        _native_refunds,
+        _PROGRAM_REFUNDS,
+        "Sum partial refunds by payment method",
+        _expected_refunds,
+        "Here are the partially refunded Q1 2026 orders:",
+        "200 order records (2 pages of 100); filter + group-by the API cannot do",
+    ),
+    Task(
+        "top-spenders",
+        "mcp40",
+        "Who were our top 5 customers by net spend in Q1 2026 (order totals minus refunds, cancelled orders "
+        "excluded)? Include their company, segment and account manager.",
+        _native_top_spenders,
+        _PROGRAM_TOP_SPENDERS,
+        "Rank customers by net Q1 spend",
+        _expected_top_spenders,
+        "Top 5 customers by net Q1 2026 spend:",
+        "join 200 orders with 60 customers",
+    ),
+    Task(
+        "migration-prs",
+        "mcp40",
+        "Look at the 10 most recently merged pull requests into main in acme/api. Which of them added or "
+        "changed database migrations (files under db/migrations/), and did any CI check fail on their head "
+        "commit?",
+        _native_migrations,
+        _PROGRAM_MIGRATIONS,
+        "Find merged PRs touching migrations and their CI",
+        _expected_migrations,
+        "Migration changes among the last 10 merged PRs:",
+        "3 dependent hops: list PRs, 10 file lists (with patches), check runs",
+    ),
+    Task(
+        "largest-files",
+        "file6",
+        "What are the 3 largest files under packages/, and how many lines does each have?",
+        _native_largest,
+        _PROGRAM_LARGEST,
+        "List the three largest files with line counts",
+        _expected_largest,
+        "The three largest files under packages/:",
+        "one shell pipeline answers it natively: no intermediate data to hide",
+    ),
+    Task(
+        "todo-counts",
+        "file6",
+        "Count the TODO comments in each package under packages/ and list the packages from most to "
+        "fewest TODOs.",
+        _native_todos,
+        _PROGRAM_TODOS,
+        "Count TODO markers per package",
+        _expected_todos,
+        "TODO counts per package (most first):",
+        "grep's count mode does most of the work natively (per-file counts)",
+    ),
+    Task(
+        "failing-tests",
+        "file6",
+        "Run the test suite, then tell me which tests fail and which app modules each failing test's "
+        "file imports.",
+        _native_failing,
+        _PROGRAM_FAILING,
+        "Run tests and map failures to imports",
+        _expected_failing,
+        "Failing tests and the app modules their test files import:",
+        "full unittest output (tracebacks) natively; a targeted grep for imports",
+    ),
+)
