@@ -1,8 +1,13 @@
 """The ``toolrt`` command.
 
-``toolrt demo`` walks one call of each kind (success, invalid arguments, denial, unknown tool)
-through the real pipeline and shows, as cards, what the model asked for, what policy decided, and
-what the model reads back. ``toolrt schemas`` prints the demo tools' model-facing schemas.
+* ``toolrt demo`` — a scripted model answers a question about the current directory with a Code Mode
+  program that runs in the sandbox against read-only file tools; shows the program, each sub-call
+  with its policy outcome, the answer and the isolation achieved. ``--pipeline`` instead walks one
+  call of each kind (success, invalid arguments, denial, unknown tool) through the pipeline.
+* ``toolrt run-code FILE|-`` — run one program through the ``run_code`` pipeline against the
+  built-in file tools (rooted at the current directory); print its output or its structured error
+  and the isolation achieved; exit non-zero on failure.
+* ``toolrt schemas`` — the pipeline demo tools' model-facing schemas.
 """
 
 from __future__ import annotations
@@ -21,7 +26,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``toolrt`` console script."""
     parser = argparse.ArgumentParser(prog="toolrt", description="The tool layer of an LLM agent.")
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("demo", help="walk one call of each kind through the pipeline")
+    demo = commands.add_parser("demo", help="a Code Mode program in the sandbox, end to end")
+    demo.add_argument("--pipeline", action="store_true", help="walk one call of each kind instead")
+    demo.add_argument("--allow-unconfined", action="store_true", help="run even without a sandbox (unsafe)")
+    run_code = commands.add_parser("run-code", help="run one program through the run_code pipeline")
+    run_code.add_argument("file", help="the program file, or - for standard input")
+    run_code.add_argument(
+        "--allow-unconfined", action="store_true", help="run even without a sandbox (unsafe)"
+    )
+    run_code.add_argument("--backend", default="auto", choices=["auto", "bwrap", "landlock", "unconfined"])
+    run_code.add_argument("--timeout", type=float, default=30.0, help="wall-clock seconds (default 30)")
     commands.add_parser("schemas", help="print the demo tools' model-facing schemas as JSON")
     commands.add_parser("version", help="print the version")
     arguments = parser.parse_args(argv)
@@ -36,9 +50,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         runtime, _ = build_demo_runtime()
         print(json.dumps(runtime.schemas(), indent=2))
         return 0
-    from ._demo import run_demo
+    if arguments.command == "run-code":
+        from ._run_code_cli import run_code_command
 
-    return asyncio.run(run_demo(_console()))
+        return asyncio.run(
+            run_code_command(
+                arguments.file,
+                backend=arguments.backend,
+                allow_unconfined=arguments.allow_unconfined,
+                timeout=arguments.timeout,
+            )
+        )
+    if arguments.pipeline:
+        from ._demo import run_demo
+
+        return asyncio.run(run_demo(_console()))
+    from ._codemode_demo import run_codemode_demo
+
+    return asyncio.run(run_codemode_demo(_console(), allow_unconfined=arguments.allow_unconfined))
 
 
 def _console() -> Any:

@@ -12,6 +12,7 @@ changes, because its description and ``code`` parameter are flavoured by the run
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
@@ -67,6 +68,13 @@ _OUTPUT_SCHEMA: Final = {
     "properties": {"logs": {"type": "array", "items": {"type": "string"}}, "result": {}},
     "required": ["logs"],
 }
+
+
+# The body runs in the calling task, so the runtime's meta it sets is visible to the projector that
+# runs right after it (and to nobody else: each call has its own task context value).
+_RUN_META: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "toolrt_run_meta", default=None
+)
 
 
 class CodeRunFailedError(HarnessError):
@@ -145,6 +153,7 @@ def _transport_definition(
         # Upstream names the deployment's default mode here, not the agent's (spec §4.1 item 8).
         code_runtime = require_code_runtime(runtime, runtime.mode)
         outcome = await run_program(runtime, code_runtime, args["code"], ctx)
+        _RUN_META.set(dict(outcome.meta) if outcome.meta else None)
         if outcome.error is not None:
             raise CodeRunFailedError(
                 code_run_failed_message(outcome.error.kind, outcome.error.message, outcome.logs)
@@ -158,6 +167,11 @@ def _transport_definition(
         text = render_run_code_output(value["logs"], value.get("result", NO_VALUE))
         return [{"type": "text", "text": text}]
 
+    def run_meta(args: Any, value: Any) -> Any:
+        # What the runtime reported for this run (e.g. the isolation it achieved): persisted with
+        # tool/result, so the log says how every program was confined.
+        return _RUN_META.get()
+
     def present_call(args: Any) -> Any:
         return {"card": "generic", "title": args["description"], "kind": "execute", "rawInput": args["code"]}
 
@@ -165,7 +179,7 @@ def _transport_definition(
         name=RUN_CODE_NAME,
         description=description,
         parameters=parameters,
-        output=ToolOutput(schema=_OUTPUT_SCHEMA, render=render),
+        output=ToolOutput(schema=_OUTPUT_SCHEMA, render=render, presentation_meta=run_meta),
         execute=execute,
         present_call=present_call,
     )

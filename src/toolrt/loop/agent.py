@@ -110,6 +110,8 @@ class Agent:
         self._log_key = self.key if is_lossless_json(self.key) else repr(self.key)
         self.messages: list[Message] = self.session.messages()
         self._turns = sum(1 for event in self.session.events() if event.type == "turn/start")
+        # Durable events about this agent's calls (Code Mode sub-calls, approvals) go to its log.
+        self._disposers.append(runtime.bind_session(self.key, self._log))
         bind = getattr(runtime.approval, "bind_session", None)
         if callable(bind):
             self._disposers.append(bind(self.key, self._log))
