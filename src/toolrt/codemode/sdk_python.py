@@ -200,7 +200,7 @@ class _Walk:
         capped = cap_class_name_base(base)
         name = capped
         if name in state.used:
-            number = 2
+            number = state.counters.get(capped, 2)
             while f"{capped}{number}" in state.used:
                 number += 1
             name = f"{capped}{number}"
