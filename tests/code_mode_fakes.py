@@ -297,23 +297,28 @@ def run_code(
     description: str | None = "Run the test program",
     call_id: str = "call-1",
     root_call_id: str | None = None,
+    timeout: float = 10.0,
 ) -> Awaitable[ToolExecutionResult]:
     """Upstream ``runCode``: execute ``run_code`` through the pipeline, as the agent loop would.
 
-    ``description=None`` omits the argument.
+    ``description=None`` omits the argument. A run still going after ``timeout`` seconds fails the
+    test (a scheduler regression hangs for seconds, not forever).
     """
     arguments: dict[str, Any] = {"code": code}
     if description is not None:
         arguments["description"] = description
-    return runtime.execute(
-        ToolExecutionInput(
-            call_id=call_id,
-            name="run_code",
-            arguments=arguments,
-            signal=signal if signal is not None else AbortSignal(),
-            agent=agent,
-            root_call_id=root_call_id,
-        )
+    return asyncio.wait_for(
+        runtime.execute(
+            ToolExecutionInput(
+                call_id=call_id,
+                name="run_code",
+                arguments=arguments,
+                signal=signal if signal is not None else AbortSignal(),
+                agent=agent,
+                root_call_id=root_call_id,
+            )
+        ),
+        timeout,
     )
 
 

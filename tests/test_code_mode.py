@@ -612,8 +612,10 @@ async def test_presents_the_description_as_the_execute_card_title() -> None:
         "rawInput": "return 1",
     }
     assert definition.present_result is None
-    assert definition.output.presentation_meta is None
     assert definition.is_concurrency_safe is None  # B3: always exclusive
+    # B3 says "no presentationMeta"; toolrt deliberately projects the code runtime's own report (its
+    # isolation) as result meta, so only the observable is pinned: a runtime reporting nothing
+    # yields no meta (see test_bridges_tool_calls_returns_the_curated_output_and_logs_each_dispatch).
 
 
 async def test_a_model_direct_native_call_under_code_mode_is_unknown_tool() -> None:
@@ -649,6 +651,32 @@ async def test_a_pre_aborted_collapsed_call_is_aborted_before_dispatch() -> None
     assert calls == []
 
 
+async def test_the_collapse_denial_drops_the_finalizer_but_a_pre_aborted_collapse_keeps_it() -> None:
+    """C2 / §4.1 item 5: the ``UNKNOWN_TOOL`` collapse denial (and a non-aborted collapsed call's
+    invalid-arguments failure) skips the visible tool's ``finalize_content``; the pre-aborted
+    ``ABORTED_BEFORE_DISPATCH`` result of a collapsed call still applies it."""
+    runtime = ToolRuntime(mode="code")
+    finalized: list[str] = []
+
+    def finalize(execution: Any, result: Any) -> Any:
+        finalized.append(execution.call_id)
+        return text("finalized")
+
+    register_echo(runtime, "write", finalize_content=finalize)
+
+    denied = await runtime.execute(call_input("write", {"value": "x"}, call_id="denied"))
+    invalid = await runtime.execute(call_input("write", {"value": {1}}, call_id="invalid"))
+    aborted = await runtime.execute(
+        call_input("write", {"value": "x"}, AbortSignal.aborted_with(), call_id="aborted")
+    )
+
+    assert denied.content[0]["text"].startswith('Error: unknown tool "write": only `run_code`')
+    assert invalid.content == text("Error: tool execution arguments must be losslessly JSON-serializable")
+    assert aborted.is_error is True
+    assert aborted.content == text("finalized")
+    assert finalized == ["aborted"]
+
+
 async def test_a_collapsed_call_with_non_lossless_arguments_reports_the_arguments() -> None:
     """C2: if argument materialization fails first, the invalid-arguments error wins over the collapse."""
     runtime = ToolRuntime(mode="code")
@@ -679,6 +707,24 @@ async def test_collapse_makes_model_direct_calls_exclusive_but_not_nested_ones()
 # =================================================================================================
 # describe: per-agent presentation
 # =================================================================================================
+
+
+async def test_a_scope_presenting_before_the_prompt_connects_still_gets_its_sections() -> None:
+    """P2 (Python wiring): ``connect_runtime`` picks up scopes that already present ``code``."""
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
+    register_echo(runtime)
+    agent = runtime.scope("early")
+    agent.present_as("code")
+    prompt = SystemPrompt(chain=runtime_chain(runtime))
+    connect_runtime(prompt, runtime)
+
+    assembly = await prompt.assemble(agent)
+
+    assert assembly.tool_names == (RUN_CODE,)
+    assert section_text(assembly, "tools:code-only") == CODE_ONLY_RULE
+    sdk = section_text(assembly, "tools:sdk")
+    assert sdk is not None
+    assert "echo: {" in sdk
 
 
 async def test_one_agent_presents_code_while_the_deployment_stays_native() -> None:

@@ -192,12 +192,6 @@ async def test_max_parallel_sub_calls_caps_the_overlap_window() -> None:
     assert gated.peak == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: bridge.py _Bridge._step counts started-but-uncommitted entries (self.commits) against "
-    "max_parallel_sub_calls instead of in-flight bodies, so a finished non-head call keeps its slot "
-    "until the head commits (head-of-line blocking; the native loop's pool counts in-flight bodies)",
-)
 async def test_a_finished_call_frees_its_slot_even_before_earlier_calls_commit() -> None:
     """B8 (capacity counts in-flight bodies): with a cap of 2, when the SECOND call finishes first the
     third starts at once, while the first is still running — commits stay in submission order, but
@@ -468,12 +462,6 @@ async def test_a_queued_unstarted_call_abandoned_by_settlement_logs_nothing() ->
     assert isinstance(await outcome(submitted[0]), Rejected)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: bridge.py _Bridge.binding.call checks `_fired(signal) and ok`, so a call whose outcome "
-    "arrives after the run is over rejects with the sub-call's own error ('tool call aborted') instead "
-    "of B7 step 5's 'run_code run is over (<reason>); <name> result discarded' (step 5 precedes step 6)",
-)
 async def test_a_call_in_flight_when_the_run_settles_rejects_as_result_discarded() -> None:
     """B7 step 5: once the run is over, a binding whose outcome arrives afterwards rejects with
     ``run_code run is over (<reason>); <name> result discarded`` — whether the sub-call succeeded or
@@ -790,6 +778,72 @@ async def test_a_code_dispatch_log_listener_replaces_only_the_durable_copy() -> 
     assert seen == [("call-1:code:1", "echo", False, text("echo:x"))]
     (settle,) = session_events(deployment.log, SETTLE)
     assert settle["content"] == text("preview: stored elsewhere")
+
+
+async def test_settle_events_are_written_off_the_programs_path_but_before_run_code_returns() -> None:
+    """B9 / B10: a slow ``tools/code-dispatch-log`` listener never delays the program's value, yet the
+    run's settlement waits for every log write, so the settle event exists when ``run_code`` returns."""
+    deployment = setup("code")
+    register_echo(deployment.runtime)
+    log_gate = asyncio.Event()
+
+    async def slow_spill(entry: Any, next_: Any) -> Any:
+        await log_gate.wait()
+        return await next_()
+
+    deployment.runtime.on("tools/code-dispatch-log", slow_spill)
+    observed: dict[str, Any] = {}
+
+    async def behavior(request: CodeRunRequest) -> CodeRunResult:
+        value = await call(request, "echo", {"value": "x"})
+        observed["settles logged when the value arrived"] = len(session_events(deployment.log, SETTLE))
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.05, log_gate.set)
+        return CodeRunResult(value=value)
+
+    deployment.code.behavior = behavior
+    result = await run_code(deployment.runtime, agent=AGENT)
+
+    assert result.content == text("echo:x")
+    assert observed == {"settles logged when the value arrived": 0}
+    (settle,) = session_events(deployment.log, SETTLE)
+    assert settle["content"] == text("echo:x")
+
+
+async def test_pending_log_writes_beyond_the_cap_hold_back_later_starts() -> None:
+    """B8 backpressure: after a commit, while more log writes are pending than
+    ``max_parallel_sub_calls``, the lane waits — later sub-calls do not start."""
+    deployment = setup("code", max_parallel_sub_calls=1)
+    register_echo(deployment.runtime)
+    log_gate = asyncio.Event()
+
+    async def slow_spill(entry: Any, next_: Any) -> Any:
+        await log_gate.wait()
+        return await next_()
+
+    deployment.runtime.on("tools/code-dispatch-log", slow_spill)
+    observed: dict[str, Any] = {}
+
+    async def behavior(request: CodeRunRequest) -> CodeRunResult:
+        await call(request, "echo", {"value": "1"})
+        await call(request, "echo", {"value": "2"})  # resolved before its commit waits on the logs
+        third = submit(request, "echo", {"value": "3"})
+        await yield_to_scheduler()
+        observed["starts while two writes pend"] = len(session_events(deployment.log, START))
+        log_gate.set()
+        observed["third"] = await outcome(third)
+        return CodeRunResult()
+
+    deployment.code.behavior = behavior
+    result = await run_code(deployment.runtime, agent=AGENT)
+
+    assert result.is_error is False
+    assert observed == {"starts while two writes pend": 2, "third": Resolved("echo:3")}
+    assert sub_ids(session_events(deployment.log, SETTLE)) == [
+        "call-1:code:1",
+        "call-1:code:2",
+        "call-1:code:3",
+    ]
 
 
 async def test_a_throwing_pre_execute_listener_settles_the_sub_call_without_post_execute() -> None:
@@ -1300,15 +1354,10 @@ async def test_unrepresentable_and_throwing_binding_arguments_are_rejected_befor
     assert sub_ids(session_events(deployment.log, SETTLE)) == ["call-1:code:1"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (judgement call): _json.py _items() reads dict subclasses through dict.items(value), so "
-    "a subclass's own items() never runs: instead of 'tool arguments must be lossless JSON: "
-    "<message>', the binding dispatches the raw storage (json.dumps would call items() and fail)",
-)
-async def test_a_dict_subclass_whose_items_raise_is_rejected_with_its_message() -> None:
-    """The brief's Python analogue of a throwing getter: a dict subclass whose ``items()`` raises →
-    ``tool arguments must be lossless JSON: <message>``, nothing dispatched."""
+async def test_a_dict_subclass_is_snapshotted_from_its_stored_entries_not_its_overrides() -> None:
+    """Python adaptation of the throwing-getter case (decision 0002): a snapshot reads a dict's own
+    stored entries once, never its overridable ``items()``, so an object cannot show one thing to
+    validation and another to the log. The throwing analogue is the ``int`` subclass test above."""
     deployment = setup("code")
     calls = register_echo(deployment.runtime)
 
@@ -1319,8 +1368,8 @@ async def test_a_dict_subclass_whose_items_raise_is_rejected_with_its_message() 
     deployment.code.behavior = behavior
     result = await run_code(deployment.runtime)
 
-    assert result.content == text("tool arguments must be lossless JSON: items-throw")
-    assert calls == []
+    assert result.content == text("resolved")
+    assert calls == [{"value": "x"}]
 
 
 async def test_binding_arguments_deeper_than_the_recursion_limit_dispatch_and_log() -> None:

@@ -112,6 +112,7 @@ class _Bridge:
         self.pending: deque[_Entry] = deque()
         self.commits: deque[_Entry] = deque()
         self.exclusive_active = False
+        self.running = 0
         self.log_tasks: set[asyncio.Task[None]] = set()
         self.wake = asyncio.Event()
         self.driver: asyncio.Task[None] | None = None
@@ -145,10 +146,12 @@ class _Bridge:
             entry = _Entry(name, call_input, asyncio.get_running_loop().create_future())
             self.pending.append(entry)
             self._kick()
-            ok, payload = await entry.future
-            if _fired(signal) and ok:
+            outcome, payload = await entry.future
+            if outcome == "abandoned":
+                raise _Failed(payload)
+            if _fired(signal):
                 raise _Failed(f"run_code run is over ({signal.reason}); {name} result discarded")
-            if not ok:
+            if outcome == "error":
                 raise _Failed(payload)
             return payload
 
@@ -183,12 +186,13 @@ class _Bridge:
             self.pending.popleft()
             _resolve(
                 entry.future,
-                False,
+                "abandoned",
                 f"run_code run is over ({signal.reason}); {entry.name} tool call abandoned",
             )
             return True
         exclusive = self.runtime.execution_mode(entry.call) == "exclusive"
-        if self.exclusive_active or (self.commits if exclusive else len(self.commits) >= self.max_parallel):
+        # The pool is the bodies still running; settled calls waiting to commit hold no slot.
+        if self.exclusive_active or (self.running if exclusive else self.running >= self.max_parallel):
             return False
         self.pending.popleft()
         entry.exclusive = exclusive
@@ -216,10 +220,15 @@ class _Bridge:
         entry.execution = prepared.execution
         if prepared.kind == "dispatch":
             flight = asyncio.ensure_future(self.stages.dispatch(prepared.execution))
-            flight.add_done_callback(lambda _: self.wake.set())
+            self.running += 1
+            flight.add_done_callback(self._landed)
             entry.flight = flight
         else:
             entry.early = prepared
+
+    def _landed(self, flight: asyncio.Future[DispatchOutcome]) -> None:
+        self.running -= 1
+        self.wake.set()
 
     async def _commit(self, entry: _Entry) -> None:
         execution = entry.execution
@@ -242,9 +251,9 @@ class _Bridge:
         if entry.exclusive:
             self.exclusive_active = False
         if result.is_error:
-            _resolve(entry.future, False, result.error.message)
+            _resolve(entry.future, "error", result.error.message)
         else:
-            _resolve(entry.future, True, result.value)
+            _resolve(entry.future, "value", result.value)
         if self.sink is not None:
             task = asyncio.ensure_future(self._log_settled(entry, result))
             self.log_tasks.add(task)
@@ -312,9 +321,10 @@ def _fired(signal: Any) -> bool:
     return bool(signal.aborted)
 
 
-def _resolve(future: asyncio.Future[Any], ok: bool, payload: Any) -> None:
+def _resolve(future: asyncio.Future[Any], outcome: str, payload: Any) -> None:
+    """Answer a binding call: ``value``, ``error`` (the tool failed) or ``abandoned`` (never ran)."""
     if not future.done():
-        future.set_result((ok, payload))
+        future.set_result((outcome, payload))
 
 
 def _json_key(agent: Hashable | None) -> Any:
