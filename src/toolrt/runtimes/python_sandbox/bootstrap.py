@@ -8,10 +8,12 @@ carries its own tiny encoder/decoder so that booting does not import ``json`` (a
 
 Order of events (never changes): move the channel to fd 3 → if PID 1, fork and reap → read the boot
 frame → pre-import (warm children) → confine (rlimits, uid drop, no_new_privs, Landlock, seccomp) →
-send ``ready`` with the enforcement report → wait for the program → lower per-run limits → compile
-and run it → send exactly one ``done`` → ``os._exit``. The program runs as the body of
-``async def __dsh_main__()``: the AST of the program text is wrapped (no text splicing), so line
-numbers match the program and triple-quoted strings are untouched.
+send ``ready`` with the enforcement report → wait for the program → compile and run it → send
+exactly one ``done`` → ``os._exit``. The program runs as the body of ``async def __dsh_main__()``:
+the AST of the program text is wrapped (no text splicing), so line numbers match the program and
+triple-quoted strings are untouched. A fall-through ``return <nonce marker>`` is appended to tell
+"no return" (``NO_VALUE``) from ``return None``. ``print`` (and ``sys.stdout``) become ``log``
+frames; failures are rendered as a traceback of the program's own frames only (``<run_code>``).
 
 Binding calls go out as ``call`` frames and come back as ``reply`` frames. Without ``asyncio`` a tiny
 coroutine driver runs the program (one call in flight at a time); a program that mentions
@@ -24,10 +26,14 @@ from __future__ import annotations
 
 import _ast
 import _socket
+import _thread
 import builtins
 import os
 import sys
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # importing typing at run time would cost the child ~9 ms (it pulls in re)
+    from typing import Any
 
 CHANNEL_FD = 3
 FILENAME = "<run_code>"
@@ -53,7 +59,7 @@ try:
         def parse_constant(token: str) -> Any:
             raise ValueError(f"{token} is not JSON")
 
-    _scan = _json.make_scanner(_ScanContext())
+    _scan = _json.make_scanner(_ScanContext())  # type: ignore[arg-type]
     _quote = _json.encode_basestring_ascii
 
     def _loads(text: str) -> Any:
@@ -68,8 +74,10 @@ try:
 except Exception:  # pragma: no cover - interpreters without the C accelerator
     import json as _json_module
 
-    _loads = _json_module.loads
-    _quote = _json_module.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+    def _loads(text: str) -> Any:
+        return _json_module.loads(text)
+
+    _quote = _json_module.encoder.encode_basestring_ascii
 
 
 class _NotLossless(Exception):
@@ -80,7 +88,7 @@ _END = object()
 
 
 def _float_text(value: float) -> str:
-    if value != value or value in (float("inf"), float("-inf")):
+    if value != value or value in (float("inf"), float("-inf")):  # noqa: PLR0124 - NaN test
         raise _NotLossless("NaN and infinities are not JSON numbers")
     if value == 0.0 and str(value).startswith("-"):
         raise _NotLossless("-0.0 is not lossless JSON")
@@ -146,7 +154,7 @@ def _dumps(value: Any) -> str:
             raise _NotLossless(f"{kind.__name__} is not a JSON type")
         while stack:
             frame = stack[-1]
-            following = next(frame[0], _END)
+            following: Any = next(frame[0], _END)
             if following is _END:
                 stack.pop()
                 ancestors.discard(frame[2])
@@ -180,10 +188,12 @@ class _Channel:
     def __init__(self, fd: int) -> None:
         self.sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM, 0, fd)
         self.buffer = bytearray()
+        self.lock = _thread.allocate_lock()  # the program's threads may print concurrently
 
     def send_text(self, body: str) -> None:
         data = body.encode("ascii")
-        self.sock.sendall(len(data).to_bytes(4, "big") + data)
+        with self.lock:
+            self.sock.sendall(len(data).to_bytes(4, "big") + data)
 
     def send(self, frame: dict[str, Any]) -> None:
         self.send_text(_dumps(frame))
@@ -262,16 +272,26 @@ def _become_reaper() -> None:
 # --- confinement -------------------------------------------------------------------------------------
 
 
-def _load_confine() -> Any:
-    """Load ``confine.py`` from this directory by path (``-I`` keeps it off sys.path)."""
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "confine.py")
-    module = type(sys)("toolrt_sandbox_confine")
+def _load_by_path(name: str, path: str) -> Any:
+    module = type(sys)(name)
     module.__file__ = path
-    sys.modules[module.__name__] = module
+    sys.modules[name] = module
     with open(path, "rb") as handle:
         source = handle.read()
     exec(compile(source, path, "exec", dont_inherit=True), module.__dict__)
     return module
+
+
+def _load_confine() -> Any:
+    """Load ``confine.py`` (and its syscall tables) from this directory by path: ``-I`` keeps the
+    directory off ``sys.path``, and it stays off it afterwards."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    saved = list(sys.path)
+    try:
+        _load_by_path("seccomp_tables", os.path.join(here, "seccomp_tables.py"))
+        return _load_by_path("toolrt_sandbox_confine", os.path.join(here, "confine.py"))
+    finally:
+        sys.path[:] = saved
 
 
 def _rlimits_only(policy: dict[str, Any]) -> dict[str, Any]:
@@ -308,7 +328,7 @@ def _confine(boot: dict[str, Any]) -> dict[str, Any]:
         max_open_files=int(policy["maxOpenFiles"]),
         max_file_bytes=int(policy["maxFileBytes"]),
         max_processes=policy["maxProcesses"],
-        read_paths=tuple(confine.default_read_paths()) + tuple(policy["readPaths"]),
+        read_paths=tuple(policy["readPaths"]),  # on top of confine.default_read_paths()
         read_write_paths=tuple(policy["readWritePaths"]),
         drop_to=tuple(drop_to) if drop_to is not None else None,
         landlock=bool(policy["landlock"]),
@@ -321,35 +341,6 @@ def _confine(boot: dict[str, Any]) -> dict[str, Any]:
         "enforcement": report.get("enforcement", "partial"),
         "notes": [str(note) for note in report.get("notes", ())],
     }
-
-
-def _apply_run_limits(limits: dict[str, Any]) -> None:
-    """Lower (never raise) the CPU and address-space limits to this run's, counting boot CPU."""
-    import resource
-
-    cpu = limits.get("cpuSeconds")
-    if cpu:
-        times = os.times()
-        total = times.user + times.system + float(cpu)
-        want = int(total) + (1 if total % 1 else 0)
-        soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
-        infinity = resource.RLIM_INFINITY
-        if hard != infinity:
-            want = min(want, max(hard - 1, 1))
-        new_hard = want + 1 if hard == infinity else min(hard, want + 1)
-        if soft == infinity or want <= soft:
-            try:
-                resource.setrlimit(resource.RLIMIT_CPU, (want, new_hard))
-            except (ValueError, OSError):
-                pass
-    memory = limits.get("memoryBytes")
-    if memory:
-        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-        if soft == resource.RLIM_INFINITY or memory < soft:
-            try:
-                resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-            except (ValueError, OSError):
-                pass
 
 
 # --- output ------------------------------------------------------------------------------------------
@@ -401,7 +392,9 @@ _STDOUT = _LogStream()
 _real_print = builtins.print
 
 
-def _print(*values: object, sep: str | None = " ", end: str | None = "\n", file: Any = None, flush: bool = False) -> None:
+def _print(
+    *values: object, sep: str | None = " ", end: str | None = "\n", file: Any = None, flush: bool = False
+) -> None:
     if file is not None and file is not _STDOUT:
         _real_print(*values, sep=sep, end=end, file=file, flush=flush)
         return
@@ -525,7 +518,8 @@ def _on_readable() -> None:
         frame = _S.chan.pop()
         if frame is None:
             return
-        future = _S.pending.pop(frame.get("id"), None) if frame.get("t") == "reply" else None
+        call_id = frame.get("id")
+        future = _S.pending.pop(call_id, None) if frame.get("t") == "reply" and type(call_id) is int else None
         if future is not None:
             _S.semaphore.release()
             if not future.done():
@@ -553,15 +547,16 @@ def _error_class(name: str, member: str) -> type[Exception]:
 
 
 def _compile(program: str) -> Any:
-    tree = compile(program, FILENAME, "exec", _ast.PyCF_ONLY_AST, dont_inherit=True)
+    ast: Any = _ast  # node constructors typed loosely: the marker constant is a tuple
+    tree: Any = compile(program, FILENAME, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     body = list(tree.body)
     last = max((getattr(node, "end_lineno", None) or 1 for node in body), default=1)
     position = {"lineno": last, "col_offset": 0, "end_lineno": last, "end_col_offset": 0}
-    fallthrough = _ast.Return(value=_ast.Constant(value=_S.marker, **position), **position)
-    arguments = _ast.arguments(
+    fallthrough = ast.Return(value=ast.Constant(value=_S.marker, **position), **position)
+    arguments = ast.arguments(
         posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]
     )
-    function = _ast.AsyncFunctionDef(
+    function = ast.AsyncFunctionDef(
         name="__dsh_main__",
         args=arguments,
         body=[*body, fallthrough],
@@ -573,9 +568,9 @@ def _compile(program: str) -> Any:
         end_lineno=last,
         end_col_offset=0,
     )
-    if "type_params" in _ast.AsyncFunctionDef._fields:
+    if "type_params" in ast.AsyncFunctionDef._fields:
         function.type_params = []
-    module = _ast.Module(body=[function], type_ignores=[])
+    module = ast.Module(body=[function], type_ignores=[])
     return compile(module, FILENAME, "exec", dont_inherit=True)
 
 
@@ -672,7 +667,10 @@ def _frames(error: BaseException) -> list[str]:
     for index, entry in enumerate(entries):
         if len(entries) > 2 * _TRACEBACK_FRAMES and index == _TRACEBACK_FRAMES:
             out.append(f"  [... {len(entries) - 2 * _TRACEBACK_FRAMES} more frames ...]")
-        if len(entries) > 2 * _TRACEBACK_FRAMES and _TRACEBACK_FRAMES <= index < len(entries) - _TRACEBACK_FRAMES:
+        if (
+            len(entries) > 2 * _TRACEBACK_FRAMES
+            and _TRACEBACK_FRAMES <= index < len(entries) - _TRACEBACK_FRAMES
+        ):
             continue
         if entry == previous:
             repeats += 1
@@ -732,8 +730,8 @@ def _format_failure(error: BaseException) -> str:
     lines: list[str] = []
     for index in range(len(chain) - 1, -1, -1):
         lines.extend(_render_one(chain[index][0]))
-        if index and chain[index - 1][1]:
-            lines.append(chain[index - 1][1])
+        if index:
+            lines.append(chain[index][1])
     text = "\n".join(lines)
     return text if len(text) <= _MESSAGE_CHARS else text[:_MESSAGE_CHARS] + "\n[... traceback truncated]"
 
@@ -766,11 +764,14 @@ def _run(run: dict[str, Any]) -> None:
     _S.max_in_flight = max(int(limits["maxInFlight"]), 1)
     _S.program_lines = program.splitlines()
     _S.marker = ("__dsh_no_value__", os.urandom(12).hex())
-    _apply_run_limits(limits)
 
     program_builtins = dict(builtins.__dict__)
     program_builtins["print"] = _print
-    namespace: dict[str, Any] = {"__builtins__": program_builtins, "__name__": "__run_code__", "__doc__": None}
+    namespace: dict[str, Any] = {
+        "__builtins__": program_builtins,
+        "__name__": "__run_code__",
+        "__doc__": None,
+    }
     for binding in run["bindings"]:
         error_spec = binding["errorClass"]
         if error_spec is not None:
@@ -779,7 +780,9 @@ def _run(run: dict[str, Any]) -> None:
             member: str | None = error_spec["member"]
         else:
             error_class, member = RuntimeError, None
-        namespace[binding["global"]] = _Namespace(binding["global"], list(binding["names"]), error_class, member)
+        namespace[binding["global"]] = _Namespace(
+            binding["global"], list(binding["names"]), error_class, member
+        )
 
     try:
         code = _compile(program)

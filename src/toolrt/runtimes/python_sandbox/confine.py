@@ -47,7 +47,9 @@ __all__ = [
     "confine",
     "default_read_paths",
     "inaccessible_path",
+    "install_seccomp",
     "landlock_abi",
+    "landlock_rules",
     "seccomp_arch",
 ]
 
@@ -416,7 +418,8 @@ def _expand_without_site_packages(directory: str) -> list[str]:
 
 def _mapped_library_dirs(stdlib_parents: set[str]) -> list[str]:
     """Shared objects this process has mapped (libpython, libc, ...): their directory, or only the
-    file itself when the directory is a Python prefix's lib dir (it also holds site-packages)."""
+    file itself when the directory is a Python prefix's lib dir (it also holds site-packages).
+    Extension modules loaded from site-packages/dist-packages are skipped."""
     try:
         fd = os.open("/proc/self/maps", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
@@ -438,6 +441,8 @@ def _mapped_library_dirs(stdlib_parents: set[str]) -> list[str]:
         path = os.fsdecode(fields[5])
         if path.endswith(" (deleted)") or ".so" not in os.path.basename(path):
             continue
+        if "/site-packages/" in path or "/dist-packages/" in path:
+            continue  # a third-party extension module, not one of the interpreter's libraries
         directory = os.path.dirname(path)
         grant = path if directory in stdlib_parents else directory
         if grant not in out:
@@ -548,16 +553,38 @@ def inaccessible_path(uid: int, gid: int, paths: tuple[str, ...] | list[str]) ->
 # ---- the layers -----------------------------------------------------------------------------------
 
 
-def _in_initial_userns() -> bool | None:
+def _uid_map() -> list[tuple[int, int, int]] | None:
+    """``/proc/self/uid_map`` as (inside, outside, count) ranges; ``None`` without ``/proc``."""
     try:
         fd = os.open("/proc/self/uid_map", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None
     try:
-        data = os.read(fd, 4096)
+        data = os.read(fd, 65536)
     finally:
         os.close(fd)
-    return data.split() == [b"0", b"0", b"4294967295"]
+    ranges: list[tuple[int, int, int]] = []
+    for line in data.splitlines():
+        fields = line.split()
+        if len(fields) == 3:
+            ranges.append((int(fields[0]), int(fields[1]), int(fields[2])))
+    return ranges
+
+
+def _in_initial_userns() -> bool | None:
+    ranges = _uid_map()
+    if ranges is None:
+        return None
+    return ranges == [(0, 0, 4294967295)]
+
+
+def _maps_to_outer_root(uid: int) -> bool:
+    """Whether ``uid`` of this user namespace is uid 0 of the parent namespace (e.g. bwrap started
+    by root maps ``0 0 1``): the process then owns every root-owned file it can reach."""
+    for inside, outside, count in _uid_map() or []:
+        if inside <= uid < inside + count:
+            return outside + (uid - inside) == 0
+    return False
 
 
 def _apply_rlimits(policy: ConfinementPolicy, unprivileged: bool, notes: list[str]) -> None:
@@ -586,17 +613,23 @@ def _apply_rlimits(policy: ConfinementPolicy, unprivileged: bool, notes: list[st
     notes.append("rlimits: " + " ".join(applied))
 
 
-def _drop_privileges(policy: ConfinementPolicy, layers: list[str], notes: list[str]) -> None:
+def _drop_privileges(policy: ConfinementPolicy, layers: list[str], notes: list[str]) -> bool:
+    """The uid drop. Returns whether the process is (still) real root in the initial namespace."""
     if os.geteuid() != 0 and os.getuid() != 0:
-        return
-    if policy.drop_to is None:
-        if _in_initial_userns() is not False:
-            notes.append("uid-drop: not requested; still real root (capabilities kept)")
-        return
+        return False
     initial = _in_initial_userns()
     if initial is False:
-        notes.append("uid-drop: root inside a user namespace, no drop needed")
-        return
+        if _maps_to_outer_root(os.geteuid()):
+            notes.append(
+                "uid-drop: impossible, uid 0 of a user namespace that maps it to the host's root "
+                "(owner of root's files; start bwrap as an unprivileged uid instead)"
+            )
+        else:
+            notes.append("uid-drop: root inside a user namespace, no drop needed")
+        return False
+    if policy.drop_to is None:
+        notes.append("uid-drop: not requested; still real root (capabilities kept)")
+        return True
     uid, gid = policy.drop_to
     blocked = inaccessible_path(uid, gid, _essential_dirs())
     if blocked is not None:
@@ -613,12 +646,13 @@ def _drop_privileges(policy: ConfinementPolicy, layers: list[str], notes: list[s
         if initial is None and error.errno in (errno.EINVAL, errno.EPERM):
             # No /proc to tell; an unmapped id or a denied setgroups means a user namespace.
             notes.append(f"uid-drop: skipped, looks like a user namespace ({error.strerror})")
-            return
+            return False
         raise ConfinementError(f"uid drop to {uid}:{gid} failed: {error}") from None
     if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid) or os.getgroups():
         raise ConfinementError(f"uid drop to {uid}:{gid} did not take effect")
     layers.append("uid-drop")
     notes.append(f"uid-drop: 0 -> {uid}:{gid}, no supplementary groups")
+    return False
 
 
 def _no_new_privs(ppid: int) -> None:
@@ -656,7 +690,11 @@ def _landlock_handled(abi: int) -> tuple[int, int, int, int]:
 def landlock_rules(policy: ConfinementPolicy) -> list[tuple[str, int]]:
     """The (path, requested rights) rules :func:`confine` adds, before ABI and file-type masking."""
     rules: list[tuple[str, int]] = []
+    seen: set[str] = set()
     for path in default_read_paths() + policy.read_paths:
+        if path in seen:  # callers may pass the defaults again; one rule each is enough
+            continue
+        seen.add(path)
         rights = _LL_READ
         if path in _WRITABLE_DEVICES:
             rights |= LL_WRITE_FILE
@@ -665,13 +703,13 @@ def landlock_rules(policy: ConfinementPolicy) -> list[tuple[str, int]]:
     return rules
 
 
-def _apply_landlock(policy: ConfinementPolicy, arch: str, abi: int, notes: list[str]) -> None:
+def _apply_landlock(rules: list[tuple[str, int]], arch: str, abi: int, notes: list[str]) -> None:
     fs, net, scoped, size = _landlock_handled(abi)
     attr = ctypes.create_string_buffer(struct.pack("=QQQ", fs, net, scoped)[:size], size)
     ruleset = _syscall(_own_nr("landlock_create_ruleset", arch), ctypes.addressof(attr), size, 0)
     added = 0
     try:
-        for path, rights in landlock_rules(policy):
+        for path, rights in rules:
             try:
                 fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
             except OSError as error:
@@ -688,17 +726,24 @@ def _apply_landlock(policy: ConfinementPolicy, arch: str, abi: int, notes: list[
                 notes.append(f"landlock: rule for {path} failed: {error.strerror}")
             finally:
                 os.close(fd)
-        flags = 0
         threads = _thread_count()
-        if abi >= 8:
-            flags = LANDLOCK_RESTRICT_SELF_TSYNC
-        elif threads is not None and threads > 1:
+        if abi < 8 and threads is not None and threads > 1:
             raise ConfinementError(
                 f"{threads} threads exist; Landlock ABI {abi} would confine only the calling thread"
             )
-        elif threads is None:
+        if threads is None:
             notes.append("landlock: no /proc to count threads; confine() must run before any thread")
-        _syscall(_own_nr("landlock_restrict_self", arch), ruleset, flags)
+        restrict = _own_nr("landlock_restrict_self", arch)
+        if abi >= 8:
+            try:
+                _syscall(restrict, ruleset, LANDLOCK_RESTRICT_SELF_TSYNC)
+            except OSError as error:
+                if error.errno != errno.EINVAL or (threads is not None and threads > 1):
+                    raise
+                _syscall(restrict, ruleset, 0)
+                notes.append("landlock: TSYNC refused (EINVAL); applied to the calling thread only")
+        else:
+            _syscall(restrict, ruleset, 0)
     finally:
         os.close(ruleset)
     notes.append(f"landlock: ABI {abi}, fs=0x{fs:x} net=0x{net:x} scoped=0x{scoped:x}, {added} rules")
@@ -799,6 +844,16 @@ def _conditional_block(rule: str, pid: int, deny: str) -> list[_Item]:
             _ld(_arg_lo(2)),  # new_limit is a pointer: both words must be zero
             _jump("jeq", 0, None, deny),
             _ld(_arg_hi(2)),
+            _jump("jeq", 0, None, deny),
+            allow,
+            _label(deny),
+            eperm,
+        ]
+    if rule == "cond:utimensat":
+        return [
+            _ld(_arg_lo(1)),  # the path is a pointer: NULL (futimens) in both words, or denied
+            _jump("jeq", 0, None, deny),
+            _ld(_arg_hi(1)),
             _jump("jeq", 0, None, deny),
             allow,
             _label(deny),
@@ -920,6 +975,8 @@ def confine(policy: ConfinementPolicy) -> dict[str, object]:
         return ConfinementError(message, _report(layers, abi, notes, root_kept=root))
 
     will_drop = root and policy.drop_to is not None and _in_initial_userns() is not False
+    # Computed while /proc/self/maps and every path are still visible with the original credentials.
+    rules = landlock_rules(policy) if policy.landlock else []
     try:
         _apply_rlimits(policy, unprivileged=not root or will_drop, notes=notes)
     except (OSError, ValueError) as error:
@@ -927,10 +984,9 @@ def confine(policy: ConfinementPolicy) -> dict[str, object]:
     layers.append("rlimits")
 
     try:
-        _drop_privileges(policy, layers, notes)
+        root = _drop_privileges(policy, layers, notes)
     except ConfinementError as error:
         raise fail(str(error)) from None
-    root = os.geteuid() == 0 and _in_initial_userns() is not False
 
     try:
         _no_new_privs(ppid)
@@ -948,7 +1004,7 @@ def confine(policy: ConfinementPolicy) -> dict[str, object]:
             missing.append("landlock (not supported by this kernel, disabled, or unsupported arch)")
         else:
             try:
-                _apply_landlock(policy, arch, detected, notes)
+                _apply_landlock(rules, arch, detected, notes)
             except ConfinementError as error:
                 missing.append(f"landlock ({error})")
             except OSError as error:

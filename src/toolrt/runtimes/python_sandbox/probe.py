@@ -297,26 +297,47 @@ def probe_bwrap(candidates: Sequence[str] | None = None) -> BwrapProbe:
 # ---- uid drop -------------------------------------------------------------------------------------
 
 
-def drop_target_problem(uid: int = 65534, gid: int = 65534, executable: str | None = None) -> str | None:
-    """Why a root host's children could not run as ``uid:gid`` after the uid drop, or ``None``.
+_DIRS_CHILD = """
+import sys
+sys.path.insert(0, {directory!r})
+import confine
+sys.stdout.write("\\0".join(confine._essential_dirs()))
+"""
 
-    Checks (mode bits) that the interpreter binary is reachable and executable and that this
-    interpreter's stdlib and lib-dynload are readable by that uid — e.g. a pyenv under ``/root``
-    (mode 0700) is not, and :func:`confine.confine` would then refuse with ``ConfinementError``.
-    ``executable`` defaults to ``sys.executable``; the stdlib checked is this process's, so pass
-    another interpreter only if it shares this one's installation.
+
+def _essential_dirs_of(executable: str) -> list[str]:
+    """The stdlib and lib-dynload dirs of another interpreter (asked by running it)."""
+    directory = os.path.dirname(os.path.abspath(_confine.__file__))
+    done = _run([executable, "-I", "-S", "-c", _DIRS_CHILD.format(directory=directory)])
+    if done.returncode != 0:
+        raise OSError(f"{executable} failed: {_tail(done.stderr)}")
+    return [item for item in done.stdout.decode("utf-8", "surrogateescape").split("\0") if item]
+
+
+def drop_target_problem(uid: int = 65534, gid: int = 65534, executable: str | None = None) -> str | None:
+    """Why children run by ``executable`` (default ``sys.executable``) could not work as
+    ``uid:gid`` after the uid drop of a root host, or ``None`` when they can.
+
+    Checks (mode bits; ACLs ignored) that the interpreter binary can be executed and that its
+    stdlib and lib-dynload are readable by that uid. A pyenv under ``/root`` (mode 0700) fails it,
+    and :func:`confine.confine` would refuse with ``ConfinementError`` in such a child. Cached.
     """
-    try:
-        path = os.path.realpath(executable or sys.executable)
-        blocked = _confine.inaccessible_path(uid, gid, [os.path.dirname(path)])
-        if blocked is None:
-            st = os.stat(path)
-            if not _confine._may(st, uid, gid, 1):
+    key = ("drop", uid, gid, executable)
+
+    def compute() -> str | None:
+        try:
+            path = os.path.realpath(executable or sys.executable)
+            blocked = _confine.inaccessible_path(uid, gid, [os.path.dirname(path)])
+            if blocked is None and not _confine._may(os.stat(path), uid, gid, 1):
                 blocked = path
+            if blocked is None:
+                same = executable is None or path == os.path.realpath(sys.executable)
+                dirs = _confine._essential_dirs() if same else _essential_dirs_of(path)
+                blocked = _confine.inaccessible_path(uid, gid, dirs)
+        except Exception as error:
+            return f"could not check: {type(error).__name__}: {error}"
         if blocked is None:
-            blocked = _confine.inaccessible_path(uid, gid, _confine._essential_dirs())
-    except Exception as error:
-        return f"could not check: {type(error).__name__}: {error}"
-    if blocked is None:
-        return None
-    return f"{blocked} is not accessible to uid {uid} / gid {gid}"
+            return None
+        return f"{blocked} is not accessible to uid {uid} / gid {gid}"
+
+    return _cached(key, compute)

@@ -15,11 +15,13 @@ and no fields beyond those listed here.
 
 Host → child (trusted)::
 
-    {"t": "boot", "policy": {...}, "confine": bool, "preimport": [str], "workDir": str}
+    {"t": "boot", "confine": bool, "preimport": [str], "workDir": str,
+     "policy": {"cpuSeconds": int, "memoryBytes": int, "maxOpenFiles": int, "maxFileBytes": int,
+                "maxProcesses": int | null, "readPaths": [str], "readWritePaths": [str],
+                "dropTo": [uid, gid] | null, "landlock": bool, "seccomp": bool}}
     {"t": "run", "program": str, "bindings": [{"global": str, "names": [str],
                                                "errorClass": {"name": str, "member": str} | null}],
-     "limits": {"cpuSeconds": int, "memoryBytes": int, "outputBytes": int, "valueBytes": int,
-                "maxInFlight": int}}
+     "limits": {"outputBytes": int, "valueBytes": int, "maxInFlight": int}}
     {"t": "reply", "id": int, "ok": true, "value": JSON}
     {"t": "reply", "id": int, "ok": false, "message": str}
 
@@ -35,9 +37,12 @@ Child → host (hostile: validated here field by field)::
     {"t": "done", "ok": false, "kind": "exception" | "invalid-output" | "memory-limit"
                                        | "value-limit" | "disk-limit", "message": str}
 
-Life of a child: boot frame (host) → the child confines itself → ``ready`` carrying the enforcement
-report → (a warm child idles here) → ``run`` → any number of ``log`` and ``call``/``reply`` exchanges →
-exactly one ``done`` → the child ``_exit``\\ s. A child runs exactly one program.
+Life of a child: boot frame (host; the rlimits in its policy are final, because the seccomp filter
+forbids changing them later) → the child confines itself → ``ready`` carrying the enforcement
+report, or ``boot-failed`` (→ ``sandbox-unavailable``) → (a warm child idles here) → ``run`` → any
+number of ``log`` and ``call``/``reply`` exchanges → exactly one ``done`` → the child exits. A child
+runs exactly one program. The host writes the boot frame right after spawning, so booting costs no
+round trip.
 
 Rules the host enforces (:class:`ProtocolViolation` → the run ends with kind ``worker-exit``, message
 ``protocol violation: <why>; worker killed``, and the whole process group is SIGKILLed):
@@ -45,8 +50,9 @@ Rules the host enforces (:class:`ProtocolViolation` → the run ends with kind `
 * a frame longer than the per-run cap (declared length checked *before* the body is buffered);
 * a body that is not UTF-8 JSON, uses ``NaN``/``Infinity``, nests deeper than :data:`MAX_JSON_DEPTH`,
   is not an object, has an unknown ``"t"`` or unknown/missing/mistyped fields;
-* any frame but ``ready``/``boot-failed`` before the program was sent, a second ``ready``, and anything
-  after the one ``done`` (a second completion included);
+* any frame but ``ready``/``boot-failed`` before the program was sent (a completion included), a
+  second ``ready``, any frame from an idle pooled child, and anything after the one ``done`` (a
+  second completion included) while the host waits for the child to exit;
 * a ``call`` whose id is not a positive integer greater than every earlier id (so unknown and
   duplicate ids are both caught), whose namespace is not one of the run's globals, whose arguments
   are not lossless JSON, or that would put more than ``maxInFlight`` calls in flight. The well-behaved
@@ -60,7 +66,12 @@ with an error reply (``unknown binding "<global>.<name>"``) which the program se
 
 Sizes: a ``log`` text's UTF-8 length counts toward the run's ``outputBytes`` (with stdout and stderr);
 the completion value's size is the length of its compact ASCII JSON encoding (what crosses the
-wire) and counts toward ``valueBytes``.
+wire) and counts toward ``valueBytes``. The frame cap is ``max(valueBytes, outputBytes, 16 MiB) +
+64 KiB`` during a run and 64 KiB before it; the child keeps its frames under it by cutting a log
+entry that would overflow ``outputBytes`` to just past the cap (the host then ends the run with
+``output-limit``, keeping the entries that fit). Nesting is capped at :data:`MAX_JSON_DEPTH` both
+ways (the child refuses deeper values as not lossless; the host refuses deeper binding results
+with ``binding resolution must be lossless JSON``).
 """
 
 from __future__ import annotations
@@ -86,8 +97,8 @@ __all__ = [
     "ProtocolViolation",
     "Ready",
     "encode_frame",
-    "value_depth_exceeds",
     "parse_child_frame",
+    "value_depth_exceeds",
     "value_wire_bytes",
 ]
 
@@ -247,7 +258,7 @@ def _clip(text: str, limit: int) -> str:
 def _kind_of(frame: dict[str, Any]) -> str:
     kind = frame.get("t")
     if type(kind) is not str:
-        raise ProtocolViolation("frame has no string \"t\" field")
+        raise ProtocolViolation('frame has no string "t" field')
     if kind not in _FIELDS:
         raise ProtocolViolation(f"unknown frame kind {_clip(repr(kind), 60)}")
     required, optional = _FIELDS[kind]

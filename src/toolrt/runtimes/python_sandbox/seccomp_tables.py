@@ -45,7 +45,14 @@ OWN_SYSCALLS: dict[str, tuple[int, int]] = {
 
 # Argument-checked rules that confine.py must implement (one BPF block each).
 CONDITIONAL_RULES = frozenset(
-    {"cond:socketpair", "cond:clone", "cond:self-signal", "cond:prlimit64", "cond:prctl"}
+    {
+        "cond:socketpair",
+        "cond:clone",
+        "cond:self-signal",
+        "cond:prlimit64",
+        "cond:prctl",
+        "cond:utimensat",
+    }
 )
 
 Row = tuple[str, int | None, int | None, str, str]
@@ -121,6 +128,28 @@ TABLE: tuple[Row, ...] = (
     ("mq_timedreceive",  243,  183, "eperm",  "POSIX message queues"),
     ("mq_notify",        244,  184, "eperm",  "POSIX message queues"),
     ("mq_getsetattr",    245,  185, "eperm",  "POSIX message queues"),
+    # ---- file metadata outside the grants: Landlock (ABI <= 7) does not cover chmod/chown/utime/xattr,
+    #      so a child running as the host's own uid could chmod the user's files anywhere. The fd-based
+    #      calls (fchmod, fchown, fsetxattr, fremovexattr, futimens) stay allowed: their fd had to be
+    #      opened through Landlock (O_PATH fds are rejected by them). Cost: os.chmod(path),
+    #      os.utime(path) and shutil.copy/copy2/copytree (copymode/copystat) fail inside the work dir.
+    ("chmod",             90, None, "eperm",  "path-based metadata change, outside Landlock's view"),
+    ("fchmodat",         268,   53, "eperm",  "path-based metadata change, outside Landlock's view"),
+    ("fchmodat2",        452,  452, "eperm",  "path-based (and AT_EMPTY_PATH on O_PATH fds)"),
+    ("chown",             92, None, "eperm",  "path-based metadata change, outside Landlock's view"),
+    ("lchown",            94, None, "eperm",  "path-based metadata change, outside Landlock's view"),
+    ("fchownat",         260,   54, "eperm",  "path-based (and AT_EMPTY_PATH on O_PATH fds)"),
+    ("utime",            132, None, "eperm",  "path-based timestamp change"),
+    ("utimes",           235, None, "eperm",  "path-based timestamp change"),
+    ("futimesat",        261, None, "eperm",  "path-based timestamp change"),
+    ("utimensat",        280,   88, "cond:utimensat",
+                                    "only with a NULL path (futimens on an fd opened through Landlock)"),
+    ("setxattr",         188,    5, "eperm",  "path-based xattr change, outside Landlock's view"),
+    ("lsetxattr",        189,    6, "eperm",  "path-based xattr change, outside Landlock's view"),
+    ("removexattr",      197,   14, "eperm",  "path-based xattr change, outside Landlock's view"),
+    ("lremovexattr",     198,   15, "eperm",  "path-based xattr change, outside Landlock's view"),
+    ("setxattrat",       463,  463, "eperm",  "path-based xattr change, outside Landlock's view"),
+    ("removexattrat",    466,  466, "eperm",  "path-based xattr change, outside Landlock's view"),
     # ---- kernel attack surface -------------------------------------------------------------------
     ("io_uring_setup",   425,  425, "eperm",  "io_uring bypasses the socket rule (IORING_OP_SOCKET)"),
     ("io_uring_enter",   426,  426, "eperm",  "io_uring"),
