@@ -90,10 +90,12 @@ def install_timeout_policy(
         handle = asyncio.get_running_loop().call_later(timeout_ms / 1000, timer.abort, reason)
         execution.signal = deadline
         body = asyncio.ensure_future(next())
+        detached_now = False
         try:
             try:
                 result = await _wait_with_grace(body, timer, grace_ms)
             except _Detached:
+                detached_now = True
                 detached.add(body)
                 body.add_done_callback(lambda task: _report_late(task, execution, detached))
                 logger.warning(
@@ -113,7 +115,10 @@ def install_timeout_policy(
         finally:
             handle.cancel()
             detach()
-            execution.signal = caller
+            if not detached_now:
+                # A detached body still runs and holds the signal; the runtime restores the
+                # caller's signal itself once this wrapper returns.
+                execution.signal = caller
 
     return target.on("tools/execute", enforce, prepend=prepend)
 
