@@ -1,4 +1,4 @@
-"""Every ``python`` block in the user guide runs as written (the guide's claims are tested claims)."""
+"""Every ``python`` block in the README and the user guide runs as written (their claims are tested)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ _BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
 
 def _blocks() -> list[tuple[str, int, str]]:
     found = []
-    for page in sorted(DOCS.glob("*.md")):
+    for page in [DOCS.parent / "README.md", *sorted(DOCS.glob("*.md"))]:
         text = page.read_text(encoding="utf-8")
         for match in _BLOCK.finditer(text):
             line = text.count("\n", 0, match.start()) + 1
