@@ -75,7 +75,9 @@ def test_bare_decorator_builds_a_validated_definition() -> None:
     }
     assert add.output.schema == {"type": "integer"}
     assert add.body_is_async is True
-    assert inspect.iscoroutinefunction(add.execute)
+    pending = add.execute({"a": 1, "b": 2}, None)  # the tool's own coroutine, awaited by the pipeline
+    assert inspect.iscoroutine(pending)
+    pending.close()
     assert add.schema() == {"name": "add", "description": add.description, "parameters": add.parameters}
     assert add.output.render({}, 3) == [{"type": "text", "text": "3"}]
     assert add.timeout_ms is None and add.present_call is None and add.run_inline is False

@@ -43,7 +43,7 @@ from typing import Any, overload
 from ._json import snapshot_json
 from .content import ContentBlock
 from .define import build_validated_definition
-from .definition import PresentedResult, ToolDefinition, ToolOutput, render_value_as_text
+from .definition import PresentedResult, ToolDefinition, ToolOutput, mark_async_body, render_value_as_text
 from .errors import JsonSchemaError, ToolArgsError
 from .execution import ToolExecution, ToolRunContext
 from .presentation import ToolCallView, ToolResultView
@@ -265,10 +265,8 @@ def _make_execute(function: Callable[..., Any], spec: FunctionSpec) -> Callable[
     execute: Callable[[Any, Any], Any]
     if _is_async(function):
         if out is None:
-
-            async def execute(args: Any, ctx: Any) -> Any:
-                return await invoke(args, ctx)
-
+            # invoke() returns the user's coroutine: the pipeline awaits it directly.
+            execute = mark_async_body(invoke)
         else:
             to_json = out
 

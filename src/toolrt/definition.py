@@ -118,8 +118,21 @@ class ToolDefinition:
         return {"name": self.name, "description": self.description, "parameters": dict(self.parameters)}
 
 
+_ASYNC_BODY_MARK = "__toolrt_async_body__"
+
+
+def mark_async_body(function: Any) -> Any:
+    """Declare that a plain function returns an awaitable (so it is awaited, not run on a thread).
+
+    The ``@tool`` decorator uses it to hand an async tool's coroutine straight to the pipeline
+    without wrapping it in another coroutine.
+    """
+    setattr(function, _ASYNC_BODY_MARK, True)
+    return function
+
+
 def _is_async_callable(function: object) -> bool:
-    if inspect.iscoroutinefunction(function):
+    if inspect.iscoroutinefunction(function) or getattr(function, _ASYNC_BODY_MARK, False):
         return True
     call = getattr(function, "__call__", None)  # noqa: B004 - an async __call__ on an instance
     return call is not None and inspect.iscoroutinefunction(call)

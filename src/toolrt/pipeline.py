@@ -303,7 +303,11 @@ class Pipeline:
         self, execution: ToolExecution
     ) -> tuple[Literal["post-result", "final-result"], ToolExecutionResult]:
         try:
-            listeners = self._listeners(execution, "tools/execute")
+            listeners = (
+                self._listeners(execution, "tools/execute")
+                if self._events._listeners.get("tools/execute")
+                else ()
+            )
             if listeners:
                 execution._signal_writable = True
                 try:
@@ -542,7 +546,9 @@ class Pipeline:
             except BaseException as error:
                 result = _materialize(tool_error_result(error))
         execution._frozen = True
-        listeners = self._listeners(execution, "tools/result")
+        listeners = (
+            self._listeners(execution, "tools/result") if self._events._listeners.get("tools/result") else ()
+        )
         if listeners:
             name, call_id = execution.name, execution.call_id
             self._events.emit(

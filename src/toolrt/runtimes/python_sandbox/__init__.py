@@ -1,7 +1,10 @@
 """A Code Mode runtime for Python: each program runs in a fresh, kernel-confined child process.
 
-See :mod:`.host` for the runtime, :mod:`.protocol` for the host ↔ child channel, :mod:`.bootstrap`
-for the child and :mod:`.pool` for the warm pool. Confinement itself lives in :mod:`.confine`.
+Host side: :mod:`.host` (the runtime), :mod:`.backends` (probe results, the backend ladder, the bwrap
+command line), :mod:`.limits` (limits, usage, what a killed child's exit means), :mod:`.child` (one
+child process: spawn, channel, boot, reaping), :mod:`.run` (one run: program, binding calls,
+outcome), :mod:`.pool` (the warm pool) and :mod:`.probe` (capability probes); :mod:`.protocol` is the
+host ↔ child channel. Child side: :mod:`.bootstrap`, with confinement in :mod:`.confine`.
 """
 
 from .host import DEFAULT_LIMITS, ProbeResults, PythonSandboxRuntime

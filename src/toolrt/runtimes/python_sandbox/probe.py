@@ -3,17 +3,22 @@
 Every probe is functional where it can be (it runs the real thing in a throwaway child process
 with an empty environment), never raises, and caches its verdict per process (a forked host
 re-probes). Costs: :func:`probe_landlock` is one syscall; the others spawn one short child each
-(~30-60 ms) the first time.
+(~30-60 ms) the first time. :func:`drop_interpreter` and :func:`drop_readable_bootstrap` serve a root
+host whose own interpreter uid 65534 cannot run (a pyenv under ``/root``): they find a system Python
+that can, and make sure the bootstrap it runs is readable by that uid too.
 """
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import os
+import re
 import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -23,6 +28,8 @@ from . import confine as _confine
 __all__ = [
     "BwrapProbe",
     "clear_cache",
+    "drop_interpreter",
+    "drop_readable_bootstrap",
     "drop_target_problem",
     "probe_bwrap",
     "probe_landlock",
@@ -49,8 +56,23 @@ def clear_cache() -> None:
     _cache.clear()
 
 
-def _run(argv: Sequence[str], timeout: float = _TIMEOUT) -> subprocess.CompletedProcess[bytes]:
-    """Run a probe child: empty environment, no stdin, no inherited fds, its own session."""
+def _run(
+    argv: Sequence[str], timeout: float = _TIMEOUT, as_user: tuple[int, int] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """Run a probe child: empty environment, no stdin, no inherited fds, its own session; with
+    ``as_user`` (root only), as that uid and gid with no supplementary groups."""
+    if as_user is None:
+        return subprocess.run(
+            list(argv),
+            env={},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            close_fds=True,
+            start_new_session=True,
+            cwd="/",
+            check=False,
+        )
     return subprocess.run(
         list(argv),
         env={},
@@ -61,6 +83,9 @@ def _run(argv: Sequence[str], timeout: float = _TIMEOUT) -> subprocess.Completed
         start_new_session=True,
         cwd="/",
         check=False,
+        user=as_user[0],
+        group=as_user[1],
+        extra_groups=[],
     )
 
 
@@ -339,5 +364,133 @@ def drop_target_problem(uid: int = 65534, gid: int = 65534, executable: str | No
         if blocked is None:
             return None
         return f"{blocked} is not accessible to uid {uid} / gid {gid}"
+
+    return _cached(key, compute)
+
+
+# ---- a child interpreter for the uid drop ---------------------------------------------------------
+
+_MIN_CHILD_PYTHON = (3, 11)
+_FIXED_CANDIDATES = ("/usr/bin/python3", "/usr/local/bin/python3")
+_VERSION_CHILD = "import sys; print(sys.version_info[:2])"
+_CHILD_FILES = ("bootstrap.py", "confine.py", "seccomp_tables.py")
+
+
+def _interpreter_candidates() -> list[str]:
+    """``/usr/bin/python3``, ``/usr/local/bin/python3``, then ``python3.11`` ... ``python3.19`` on
+    ``PATH``; existing files only, one per real path."""
+    names = list(_FIXED_CANDIDATES)
+    for minor in range(_MIN_CHILD_PYTHON[1], 20):
+        found = shutil.which(f"python3.{minor}")
+        if found:
+            names.append(found)
+    out: list[str] = []
+    seen: set[str] = set()
+    for name in names:
+        real = os.path.realpath(name)
+        if real not in seen and os.path.isfile(real):
+            seen.add(real)
+            out.append(name)
+    return out
+
+
+def _unusable_as(candidate: str, uid: int, gid: int) -> str | None:
+    """Why ``candidate`` cannot serve as the child interpreter of a process that dropped to
+    ``uid:gid``, or ``None``: its binary must be reachable and executable by that uid (mode bits,
+    checked first, so a pyenv shim under ``/root`` is never run), it must start as that uid and say
+    it is Python >= 3.11, and its stdlib and lib-dynload must be readable by that uid."""
+    real = os.path.realpath(candidate)
+    blocked = _confine.inaccessible_path(uid, gid, [os.path.dirname(real)])
+    if blocked is None and not _confine._may(os.stat(real), uid, gid, 1):
+        blocked = real
+    if blocked is not None:
+        return f"{blocked} is not accessible"
+    done = _run([real, "-I", "-S", "-c", _VERSION_CHILD], as_user=(uid, gid) if os.geteuid() == 0 else None)
+    match = re.fullmatch(rb"\((\d+), (\d+)\)", done.stdout.strip())
+    if done.returncode != 0 or match is None:
+        return f"does not run as uid {uid} (exit {done.returncode}: {_tail(done.stderr, 120)})"
+    version = (int(match.group(1)), int(match.group(2)))
+    if version < _MIN_CHILD_PYTHON:
+        return f"Python {version[0]}.{version[1]} is older than 3.11"
+    return drop_target_problem(uid, gid, executable=real)
+
+
+def drop_interpreter(
+    uid: int = 65534, gid: int = 65534, exclude: str | None = None
+) -> tuple[str | None, str]:
+    """A Python >= 3.11 that works as ``uid:gid`` (for a root host whose own interpreter does not),
+    as ``(path, "")``, or ``(None, why not)``. Candidates: ``/usr/bin/python3``,
+    ``/usr/local/bin/python3``, ``python3.1x`` on ``PATH``; ``exclude`` (the host's interpreter) is
+    skipped. Each is verified by running it once, as that uid when the host is root. Cached."""
+    key = ("drop-python", uid, gid, exclude)
+
+    def compute() -> tuple[str | None, str]:
+        excluded = os.path.realpath(exclude) if exclude else None
+        tried: list[str] = []
+        for candidate in _interpreter_candidates():
+            if os.path.realpath(candidate) == excluded:
+                continue
+            try:
+                problem = _unusable_as(candidate, uid, gid)
+            except (OSError, subprocess.SubprocessError) as error:
+                problem = f"could not check: {type(error).__name__}: {error}"
+            if problem is None:
+                return candidate, ""
+            tried.append(f"{candidate}: {problem}")
+        if not tried:
+            return None, "no other Python found (/usr/bin/python3, /usr/local/bin/python3, python3.1x on PATH)"
+        return None, "no other Python works as that uid (" + "; ".join(tried) + ")"
+
+    return _cached(key, compute)
+
+
+def _readable_by(uid: int, gid: int, files: Sequence[str]) -> bool:
+    if _confine.inaccessible_path(uid, gid, sorted({os.path.dirname(path) for path in files})) is not None:
+        return False
+    return all(_confine._may(os.stat(path), uid, gid, 4) for path in files)
+
+
+def _remove_at_exit(path: str) -> None:
+    owner = os.getpid()
+
+    def remove() -> None:
+        if os.getpid() == owner:  # not in a forked child that inherited the handler
+            shutil.rmtree(path, ignore_errors=True)
+
+    atexit.register(remove)
+
+
+def drop_readable_bootstrap(bootstrap: str, uid: int = 65534, gid: int = 65534) -> str:
+    """The bootstrap a child that drops to ``uid:gid`` should run: ``bootstrap`` itself when it,
+    ``confine.py`` and ``seccomp_tables.py`` beside it are readable by that uid, else a copy of the
+    three in a private, root-owned, mode-0755 temporary directory (removed at exit). The child reads
+    them as root before the drop, so this keeps the child independent of the host's private tree
+    rather than fixing a failure. Never raises (on error: ``bootstrap``). Cached."""
+    key = ("drop-bootstrap", bootstrap, uid, gid)
+    here = os.path.dirname(os.path.abspath(_confine.__file__))
+
+    def compute() -> str:
+        folder = os.path.dirname(os.path.abspath(bootstrap))
+        sources = [os.path.abspath(bootstrap)]
+        for name in _CHILD_FILES[1:]:
+            beside = os.path.join(folder, name)
+            sources.append(beside if os.path.isfile(beside) else os.path.join(here, name))
+        try:
+            if _readable_by(uid, gid, sources):
+                return bootstrap
+            parent = tempfile.gettempdir()
+            if _confine.inaccessible_path(uid, gid, [parent]) is not None:
+                parent = "/tmp"
+            staged = tempfile.mkdtemp(prefix="toolrt-sandbox-", dir=parent)
+            _remove_at_exit(staged)
+            for name, source in zip(_CHILD_FILES, sources, strict=True):
+                target = os.path.join(staged, name)
+                shutil.copyfile(source, target)
+                os.chmod(target, 0o644)
+            os.chmod(staged, 0o755)
+            copied = os.path.join(staged, _CHILD_FILES[0])
+            return copied if _readable_by(uid, gid, [copied]) else bootstrap
+        except OSError:
+            return bootstrap
 
     return _cached(key, compute)

@@ -1,0 +1,274 @@
+"""The backend ladder: what the host can do (probes), which rung a runtime uses (the plan), what a
+child of that plan reports, and the bubblewrap command line.
+
+A runtime picks its backend once (probing is cached): ``bwrap`` + in-child confinement, else in-child
+confinement alone (``landlock``: rlimits, uid drop, no_new_privs, Landlock, seccomp), else it refuses
+with ``sandbox-unavailable`` — ``unconfined`` (rlimits only) needs ``allow_unconfined=True``. Every
+result's ``meta["isolation"]`` says what that run achieved.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Final, Literal
+
+from ..base import IsolationReport
+from . import probe
+from .protocol import Ready
+
+__all__ = ["BackendName", "ProbeResults", "probe_host"]
+
+BackendName = Literal["auto", "bwrap", "landlock", "unconfined"]
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_BOOTSTRAP = os.path.join(_HERE, "bootstrap.py")
+_SANDBOX_WORKDIR = "/tmp/work"
+"""The work dir's path inside a bwrap sandbox (a size-capped tmpfs)."""
+_DROP_TO: Final = (65534, 65534)
+
+
+# --- probing -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeResults:
+    """What the host found: Landlock ABI, seccomp support, and a working bwrap (if any).
+
+    ``drop_problem`` says why children could not run as uid 65534 after the uid drop of a root host
+    (``None``: they can); ``bwrap_disable_userns``: whether bwrap accepts ``--unshare-user
+    --disable-userns``, which the bwrap rung requires. When ``drop_problem`` is set,
+    ``fallback_python`` is a Python >= 3.11 that does work as uid 65534 (with ``fallback_bootstrap``,
+    a bootstrap readable by that uid), or ``None`` with ``fallback_problem`` saying why there is none.
+    """
+
+    landlock_abi: int | None
+    seccomp: bool
+    bwrap_path: str | None
+    bwrap_works: bool
+    bwrap_reason: str = ""
+    bwrap_disable_userns: bool = True
+    drop_problem: str | None = None
+    fallback_python: str | None = None
+    fallback_bootstrap: str | None = None
+    fallback_problem: str = ""
+
+
+def probe_host(python: str | None = None, bootstrap: str | None = None) -> ProbeResults:
+    """Run the (cached, once per process) capability probes of :mod:`.probe` for children run by
+    ``python`` (default: this interpreter) with ``bootstrap`` (default: the package's)."""
+    bwrap = probe.probe_bwrap()
+    drop_problem = probe.drop_target_problem(*_DROP_TO, executable=python) if os.geteuid() == 0 else None
+    fallback: str | None = None
+    fallback_bootstrap: str | None = None
+    fallback_problem = ""
+    if drop_problem is not None:
+        fallback, fallback_problem = probe.drop_interpreter(*_DROP_TO, exclude=python or sys.executable)
+        if fallback is not None:
+            fallback_bootstrap = probe.drop_readable_bootstrap(bootstrap or _BOOTSTRAP, *_DROP_TO)
+    return ProbeResults(
+        landlock_abi=probe.probe_landlock(),
+        seccomp=probe.probe_seccomp(),
+        bwrap_path=bwrap.path,
+        bwrap_works=bwrap.works,
+        bwrap_reason=bwrap.reason,
+        bwrap_disable_userns=bwrap.disable_userns,
+        drop_problem=drop_problem,
+        fallback_python=fallback,
+        fallback_bootstrap=fallback_bootstrap,
+        fallback_problem=fallback_problem,
+    )
+
+
+# --- the plan ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """The resolved backend (or why there is none)."""
+
+    backend: Literal["bwrap", "landlock", "unconfined"] | None
+    unavailable: str = ""
+    bwrap_path: str | None = None
+    landlock: bool = False
+    seccomp: bool = False
+    landlock_abi: int | None = None
+    drop_to: tuple[int, int] | None = None
+    notes: tuple[str, ...] = ()
+    python: str | None = None
+    """The child interpreter, when not the runtime's own (a root host's fallback for the uid drop)."""
+    bootstrap: str | None = None
+    """The bootstrap to run with ``python`` (``None``: the runtime's)."""
+
+    def predicted(self) -> IsolationReport:
+        """What a child of this plan should report (replaced by a real report once one boots)."""
+        if self.backend is None:
+            return IsolationReport("process", "none", notes=(self.unavailable,))
+        if self.backend == "unconfined":
+            return IsolationReport("process", "none", ("rlimits",), None, self.notes)
+        layers = ["bwrap"] if self.backend == "bwrap" else []
+        layers.append("rlimits")
+        if self.drop_to is not None:
+            layers.append("uid-drop")
+        layers.append("no-new-privs")
+        if self.landlock:
+            layers.append("landlock")
+        if self.seccomp:
+            layers.append("seccomp")
+        root_kept = self.backend == "landlock" and os.geteuid() == 0 and self.drop_to is None
+        full = (
+            self.landlock
+            and self.seccomp
+            and self.landlock_abi is not None
+            and self.landlock_abi >= 3
+            and not root_kept
+        )
+        return IsolationReport(
+            "process", "full" if full else "partial", tuple(layers), self.landlock_abi, self.notes
+        )
+
+
+def _resolve_plan(requested: BackendName, probes: ProbeResults, allow_unconfined: bool) -> _Plan:
+    if requested == "unconfined":
+        return _Plan(
+            "unconfined",
+            notes=("unconfined backend (allow_unconfined=True): only rlimits and host-side limits apply",),
+        )
+    abi = probes.landlock_abi
+    bwrap_ok = probes.bwrap_works and probes.bwrap_path is not None and probes.bwrap_disable_userns
+    if requested in ("auto", "bwrap") and bwrap_ok:
+        return _Plan(
+            "bwrap",
+            bwrap_path=probes.bwrap_path,
+            landlock=abi is not None,
+            seccomp=probes.seccomp,
+            landlock_abi=abi,
+            notes=() if abi is not None else ("Landlock unavailable: bwrap namespaces + seccomp only",),
+        )
+    bwrap_reason = probes.bwrap_reason or "not found"
+    if probes.bwrap_works and not probes.bwrap_disable_userns:
+        bwrap_reason = "bwrap cannot use --unshare-user --disable-userns here"
+    if requested == "bwrap":
+        return _Plan(None, unavailable=f"bwrap backend requested but unavailable: {bwrap_reason}")
+    missing = []
+    if abi is None:
+        missing.append("Landlock (needs Linux >= 5.13 with the landlock LSM enabled)")
+    if not probes.seccomp:
+        missing.append("seccomp filters (needs x86_64 or aarch64 Linux)")
+    if not missing:
+        return _landlock_plan(probes, abi)
+    if requested == "auto" and allow_unconfined:
+        return _Plan(
+            "unconfined",
+            notes=(
+                "no confinement available (missing " + "; ".join(missing) + "); running UNCONFINED "
+                "because allow_unconfined=True",
+            ),
+        )
+    reason = "no confinement available: missing " + "; ".join(missing)
+    if requested == "auto":
+        reason += f"; no working bwrap ({bwrap_reason})"
+    reason += "; pass allow_unconfined=True to run without a sandbox"
+    return _Plan(None, unavailable=reason)
+
+
+def _landlock_plan(probes: ProbeResults, abi: int | None) -> _Plan:
+    """In-child confinement alone. A root host drops the child to uid 65534; when its own
+    interpreter would break as that uid, the child runs a fallback interpreter that does not, and
+    only without one does it stay root (capabilities kept, ``partial``)."""
+    plan = _Plan("landlock", landlock=True, seccomp=True, landlock_abi=abi)
+    if os.geteuid() != 0:
+        return plan
+    if probes.drop_problem is None:
+        return replace(plan, drop_to=_DROP_TO)
+    uid = _DROP_TO[0]
+    if probes.fallback_python is not None:
+        note = (
+            f"child interpreter {probes.fallback_python} (the host interpreter is not readable by uid "
+            f"{uid}: {probes.drop_problem})"
+        )
+        return replace(
+            plan,
+            drop_to=_DROP_TO,
+            python=probes.fallback_python,
+            bootstrap=probes.fallback_bootstrap,
+            notes=(note,),
+        )
+    why = f"; {probes.fallback_problem}" if probes.fallback_problem else ""
+    note = (
+        f"uid drop skipped ({probes.drop_problem}): the interpreter would break as uid {uid} and no "
+        f"fallback interpreter works as that uid{why}; so the child stays root (capabilities kept) "
+        "under Landlock and seccomp"
+    )
+    return replace(plan, notes=(note,))
+
+
+# --- reports and the bwrap command line ----------------------------------------------------------------
+
+
+def _achieved(plan: _Plan, ready: Ready) -> IsolationReport:
+    layers = (("bwrap",) if plan.backend == "bwrap" else ()) + ready.layers
+    enforcement = "none" if plan.backend == "unconfined" else ready.enforcement
+    return IsolationReport("process", enforcement, layers, ready.landlock_abi, plan.notes + ready.notes)
+
+
+def _bwrap_args(python: str, bootstrap: str, disk_bytes: int, read_paths: Sequence[str]) -> list[str]:
+    """bwrap arguments: fresh namespaces, minimal read-only binds, a size-capped tmpfs work dir,
+    no /proc or /sys; the child's environment is set here because bwrap itself gets none."""
+    args = [
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--uid",
+        str(_DROP_TO[0]),
+        "--gid",
+        str(_DROP_TO[1]),
+    ]
+    bound: list[str] = []
+
+    def bind(path: str) -> None:
+        if any(path == done or path.startswith(done.rstrip("/") + "/") for done in bound):
+            return
+        bound.append(path)
+        args.extend(["--ro-bind", path, path])
+
+    bind("/usr")
+    for top in ("/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin"):
+        if os.path.islink(top):
+            args.extend(["--symlink", os.readlink(top), top])
+        elif os.path.isdir(top):
+            bind(top)
+    prefix = os.path.realpath(sys.base_prefix)
+    bind(prefix)
+    bind(os.path.dirname(os.path.realpath(python)))
+    bind(os.path.dirname(os.path.realpath(bootstrap)))
+    for extra in ("/etc/localtime", "/etc/ld.so.cache"):
+        if os.path.exists(extra):
+            args.extend(["--ro-bind", extra, extra])
+    for path in read_paths:
+        if os.path.exists(path):
+            bind(path)
+    args.extend(
+        [
+            "--dev",
+            "/dev",
+            "--size",
+            str(max(disk_bytes, 4096)),
+            "--tmpfs",
+            _SANDBOX_WORKDIR,
+            "--remount-ro",
+            "/",
+            "--chdir",
+            _SANDBOX_WORKDIR,
+            "--setenv",
+            "MALLOC_ARENA_MAX",
+            "1",
+        ]
+    )
+    return args
