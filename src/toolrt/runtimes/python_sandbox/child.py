@@ -1,21 +1,14 @@
-"""One sandbox child, host side: spawning it, its channel and pipes, its boot, watching it exit and
-reaping it, and tearing it down.
+"""One sandbox child, host side: spawn, channel and pipes, boot, exit watching and reaping, teardown.
 
-Each child is ``<python> -I -S -X utf8 bootstrap.py <fd>`` (under bwrap: inside ``bwrap ... --``). It
-confines itself before it reads a program and runs exactly one (see ``bootstrap.py``); the channel is
-one socket on fd 3 (see ``protocol.py`` for frames and the hostile-frame rules). The host side never
-trusts the child:
-
-* it spawns with an empty environment (plus ``MALLOC_ARENA_MAX=1``), ``close_fds``, one ``pass_fds``
-  socket, ``start_new_session``, stdin from ``/dev/null`` and a fresh private work dir as cwd
-  (deleted afterwards);
-* it kills by SIGKILLing the whole process group (under bwrap, killing bwrap takes its pid namespace
-  down with it: ``--die-with-parent``), drains stdout/stderr concurrently (their tails are kept for
-  diagnostics; their sizes go to the listener's output ledger), and reaps the child (``wait4``, which
-  also yields its CPU time) through a pidfd, **before** a result is reported.
-
-Frames go to the child's current *listener*: :class:`_BootListener` while it boots,
-:class:`_NullListener` while it idles in the pool (any frame is a violation), a run while it runs one.
+Each child is ``<python> -I -S -X utf8 bootstrap.py <fd>`` (under bwrap: inside ``bwrap ... --``); it
+confines itself, then runs exactly one program (``bootstrap.py``; frames and the hostile-frame rules:
+``protocol.py``). The host never trusts it: an empty environment (plus ``MALLOC_ARENA_MAX=1``),
+``close_fds``, one ``pass_fds`` socket, ``start_new_session``, stdin from ``/dev/null``, a fresh
+private work dir as cwd (deleted afterwards); kills SIGKILL the whole process group (killing bwrap
+takes its pid namespace down: ``--die-with-parent``); stdout/stderr are drained concurrently (tails
+kept for diagnostics, sizes to the output ledger); the child is reaped (``wait4``, via a pidfd)
+**before** a result is reported. Frames go to the child's current listener: :class:`_BootListener`
+while it boots, :class:`_NullListener` while it idles in the pool (any frame is a violation), a run.
 """
 
 from __future__ import annotations
@@ -53,6 +46,8 @@ _GONE_GRACE = 2.0
 """How long after channel EOF the host waits for the exit status before killing."""
 _BOOT_FRAME_BYTES = 64 * 1024
 _TAIL_BYTES = 4096
+_READ_BYTES = 256 * 1024
+"""The channel's read size (asyncio's own), into one buffer allocated once."""
 
 
 class _Listener(Protocol):
@@ -69,14 +64,21 @@ class _BootFailure(Exception):
         self.meta: dict[str, Any] = child.diagnostics() if child is not None else {}
 
 
-class _ChannelProtocol(asyncio.Protocol):
+class _ChannelProtocol(asyncio.BufferedProtocol):
+    """Reads into one preallocated buffer: asyncio's plain protocols ``recv(256 KiB)`` a fresh bytes
+    object per read, which costs ~10 µs per frame here (the allocation, not the data)."""
+
     def __init__(self, child: _Child) -> None:
         self.child = child
+        self.buffer = memoryview(bytearray(_READ_BYTES))
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self.buffer
+
+    def buffer_updated(self, nbytes: int) -> None:
         child = self.child
         try:
-            for body in child.decoder.feed(data):
+            for body in child.decoder.feed(self.buffer[:nbytes]):
                 if child.is_broken():
                     return
                 child.listener.on_frame(child, parse_child_frame(body))
@@ -136,6 +138,7 @@ class _Child:
         self._wait_task: asyncio.Task[None] | None = None
         self._sock: socket.socket | None = None
         self.pipes_done: asyncio.Future[None] = self.loop.create_future()
+        self.channel_done: asyncio.Future[None] = self.loop.create_future()
 
     # -- state ----------------------------------------------------------------------------------
 
@@ -299,6 +302,8 @@ class _Child:
             self.listener.on_gone(self)
 
     def channel_lost(self) -> None:
+        if not self.channel_done.done():
+            self.channel_done.set_result(None)
         self._gone()
 
     def pipe_closed(self) -> None:
@@ -306,11 +311,17 @@ class _Child:
         if self.pipes_open <= 0 and not self.pipes_done.done():
             self.pipes_done.set_result(None)
 
-    async def drained(self, timeout: float = 0.25) -> None:
-        """Wait (briefly) for stdout/stderr EOF after exit, so their tails are complete."""
+    async def drained(self, timeout: float = 0.25, *, channel: bool = False) -> None:
+        """Wait (briefly) for stdout/stderr EOF after exit, so their tails are complete; with
+        ``channel``, for the channel's EOF too, so that every frame the child sent before it exited
+        (a ``done`` behind megabytes of logs) has been processed."""
+        waits: list[asyncio.Future[None]] = []
         if self.pipes_open > 0:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(self.pipes_done), timeout)
+            waits.append(self.pipes_done)
+        if channel and self.channel is not None:
+            waits.append(self.channel_done)
+        if waits:
+            await asyncio.wait(waits, timeout=timeout)
 
     def kill(self) -> None:
         """SIGKILL the child's whole process group (a no-op once it has been reaped)."""

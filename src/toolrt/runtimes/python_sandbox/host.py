@@ -51,6 +51,11 @@ class PythonSandboxRuntime:
     ``sandbox-unavailable``); ``allow_unconfined=True`` is the explicit, loud opt-in to run without a
     sandbox; ``read_paths`` are extra read-only directories for the program; ``disk_bytes`` caps the
     work dir; ``python`` is the child interpreter (default: this interpreter's base executable).
+
+    As root, the ``landlock`` backend drops each child to uid 65534. When that uid cannot run
+    ``python`` (e.g. a pyenv under ``/root``), the child runs a system Python >= 3.11 that it can run
+    instead (the child needs only the standard library), and the isolation report's notes name it;
+    only without one does the child stay root (``partial``).
     """
 
     def __init__(
@@ -87,7 +92,7 @@ class PythonSandboxRuntime:
         self.disk_bytes = disk_bytes
         self.python = python or os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
         self._bootstrap = _bootstrap_path or _BOOTSTRAP
-        self._probe_function = _probe or (lambda: probe_host(self.python))
+        self._probe_function = _probe or (lambda: probe_host(self.python, self._bootstrap))
         self._probe = _Probe()
         self._isolation: IsolationReport | None = None
         self._pool: WarmPool[_Child] | None = None
@@ -194,7 +199,9 @@ class PythonSandboxRuntime:
 
     async def _spawn(self, limits: _Limits, timeout: float, warm: bool = False) -> _Child:
         plan = await self._plan()
-        child = _Child(plan, self._boot_spec(limits, warm), self._bootstrap, self.python, self.disk_bytes)
+        bootstrap = plan.bootstrap or self._bootstrap
+        python = plan.python or self.python
+        child = _Child(plan, self._boot_spec(limits, warm), bootstrap, python, self.disk_bytes)
         await child.start(self.read_paths, timeout)
         if self._isolation is None and child.report is not None and plan is self._probe.plan:
             self._isolation = child.report

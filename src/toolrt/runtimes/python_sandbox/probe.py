@@ -438,7 +438,7 @@ def drop_interpreter(
                 return candidate, ""
             tried.append(f"{candidate}: {problem}")
         if not tried:
-            return None, "no other Python found (/usr/bin/python3, /usr/local/bin/python3, python3.1x on PATH)"
+            return None, "no other Python (/usr/bin/python3, /usr/local/bin/python3, python3.1x on PATH)"
         return None, "no other Python works as that uid (" + "; ".join(tried) + ")"
 
     return _cached(key, compute)

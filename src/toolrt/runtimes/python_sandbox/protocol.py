@@ -195,7 +195,7 @@ class FrameDecoder:
         self.max_frame_bytes = max_frame_bytes
         self._buffer = bytearray()
 
-    def feed(self, data: bytes) -> list[bytes]:
+    def feed(self, data: bytes | bytearray | memoryview) -> list[bytes]:
         buffer = self._buffer
         buffer += data
         bodies: list[bytes] = []
@@ -226,10 +226,14 @@ def _reject_constant(token: str) -> Any:
     raise ValueError(f"{token} is not JSON")
 
 
+_DECODER: Final = json.JSONDecoder(parse_constant=_reject_constant)
+"""Built once: ``json.loads`` with a keyword argument builds a decoder per call."""
+
+
 def _decode(body: bytes) -> dict[str, Any]:
     try:
         text = body.decode("utf-8")
-        frame = json.loads(text, parse_constant=_reject_constant)
+        frame = _DECODER.decode(text)
     except RecursionError:
         raise ProtocolViolation(f"frame nests deeper than {MAX_JSON_DEPTH} levels") from None
     except (UnicodeDecodeError, ValueError) as error:

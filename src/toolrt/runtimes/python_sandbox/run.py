@@ -154,7 +154,9 @@ class _Run:
         if not await child._await_exit(_GONE_GRACE):
             child.kill()
             await child._await_exit(_GONE_GRACE)
-        await child.drained()
+        await child.drained(channel=True)
+        if self.outcome is not None:
+            return  # the frames still buffered when it exited decided the run (e.g. its done)
         used = self.cpu_used
         if self.cpu_base is not None:
             used = max(used, child.cpu_seconds - self.cpu_base)

@@ -1,0 +1,477 @@
+"""Code Mode end to end: ``run_code`` through toolrt's pipeline into the Python sandbox, beside Monty and
+smolagents.
+
+Run by hand (never from the test suite), from the repository root, as root or not::
+
+    .venv/bin/python benchmarks/codemode.py --runs 3              # toolrt (both backends)
+    .venv-bench/bin/python benchmarks/codemode.py --runs 3        # ... + Monty and smolagents
+    .venv-bench/bin/python benchmarks/codemode.py --only bwrap --quick   # smoke test, not a measurement
+
+The anchors need ``pydantic-monty`` and ``smolagents`` in the bench venv (``.venv-bench/bin/pip install
+pydantic-monty smolagents``); without them they print as skipped. A backend that does not work here
+(no bwrap, no Landlock) fails its cases with the runtime's reason.
+
+What is timed — one ``runtime.execute(ToolExecutionInput(name="run_code", arguments={"code": ...,
+"description": ...}))`` on ``ToolRuntime(mode="code", code_runtime=PythonSandboxRuntime(backend=B))``
+with one registered async tool ``add(a: int, b: int) -> int``, for B = ``bwrap`` and ``landlock``:
+
+- ``trivial``: ``return 1``. Warm: ``pool_size=2`` (the default); before every timed run the script
+  awaits ``code_runtime.warm()`` **outside the timed region** (the run consumed a child; the refill
+  starts when a run ends and takes ~40 ms), so each run gets a booted, confined, idle child and no
+  refill competes with it. Cold: ``pool_size=0`` (spawn, confine, run, reap — all timed).
+- ``100 calls``: ``total = 0; for i in range(100): total += await tools.add({"a": i, "b": 1});
+  print(total)``, warm as above. Every call re-enters the full pipeline through the Code Mode bridge.
+- ``per binding`` (derived): (``1000 calls`` − ``1000-iteration loop`` doing ``total += i + 1``) / 1000,
+  both warm, from the per-run medians (the median of the per-run differences).
+
+Anchors, same programs (``add(a=i, b=1)`` keyword calls):
+
+- pydantic-monty: an ``AsyncMonty(min_processes=1, max_processes=1)`` pool entered once; each sample is
+  ``async with pool.checkout(...)`` + ``feed_run(program, external_lookup={"add": async add})``, so the
+  program ``await``s an async host function. Its worker process is reused across checkouts (a fresh
+  session, not a fresh process). Per async host call is derived as above.
+- smolagents: one ``LocalPythonExecutor([])`` with ``send_tools({"add": Tool})``, reused; it runs the
+  program in the host process with an AST interpreter — **no isolation** — and calls a sync tool.
+
+Before timing, every path must produce 5050 (100 calls) or 500500 (1000 calls / loop) and toolrt must
+report the backend asked for. Method: ``_harness.py`` (one child process per case per run, ``--runs``
+times interleaved; median of per-run medians, median of per-run p95s), except that each sample may be
+preceded by an untimed pause (the pool refill) and the sample count is budgeted on the whole sample
+(pause included): ``--target-s`` seconds, at least 40 samples (30–90 in perf-baselines.md §3).
+"""
+
+import argparse
+import asyncio
+import gc
+import math
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from _harness import (
+    Case,
+    CaseSummary,
+    RunOutcome,
+    Skip,
+    Stats,
+    Timed,
+    bench_main,
+    format_duration,
+)
+
+BACKENDS = ("bwrap", "landlock")
+PROGRAM_CALLS = (
+    'total = 0\nfor i in range({n}):\n    total += await tools.add({{"a": i, "b": 1}})\nprint(total)'
+)
+PROGRAM_LOOP = "total = 0\nfor i in range({n}):\n    total += i + 1\nprint(total)"
+ANCHOR_CALLS = "total = 0\nfor i in range({n}):\n    total += {aw}add(a=i, b=1)\nprint(total)"
+BENCH_EXTRA = "skipped (.venv-bench/bin/pip install pydantic-monty smolagents)"
+MIN_SAMPLES = 40
+QUICK_MIN_SAMPLES = 8  # --quick (target_s < 1): a smoke test
+MAX_SAMPLES = 3000
+
+TARGET_WARM_TRIVIAL_NS = 5e6
+TARGET_COLD_TRIVIAL_NS = 60e6
+TARGET_PER_BINDING_NS = 120e3
+TARGET_100_CALLS_NS = 15e6
+
+
+async def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def _expect(condition: bool, message: str) -> None:
+    if not condition:
+        raise AssertionError(message)
+
+
+@dataclass(frozen=True, slots=True)
+class Paced:
+    """A timed callable whose every sample is preceded by ``before`` (awaited, not timed)."""
+
+    fn: Timed
+    before: Callable[[], Awaitable[None]]
+
+    def __call__(self) -> object:
+        return self.fn()
+
+
+# --- toolrt ------------------------------------------------------------------------------------------------
+
+
+async def _toolrt(backend: str, *, warm: bool, program: str, expect: str | None, value: Any = None) -> Timed:
+    from toolrt import AbortSignal, ToolExecutionInput, ToolRuntime, tool
+    from toolrt.runtimes.python_sandbox import PythonSandboxRuntime
+
+    code_runtime = PythonSandboxRuntime(backend=backend, pool_size=2 if warm else 0)  # type: ignore[arg-type]
+    runtime = ToolRuntime(mode="code", code_runtime=code_runtime)
+    runtime.register(tool(add))
+    signal = AbortSignal()
+    call = ToolExecutionInput(
+        call_id="bench",
+        name="run_code",
+        arguments={"code": program, "description": "benchmark"},
+        signal=signal,
+    )
+    if warm:
+        await code_runtime.warm()
+    checked = await runtime.execute(call)
+    _expect(not checked.is_error, f"toolrt[{backend}] failed: {checked!r}")
+    meta = checked.meta or {}
+    _expect(meta.get("backend") == backend, f"toolrt ran on {meta.get('backend')!r}, not {backend!r}: {meta}")
+    _expect(meta.get("warm") is warm, f"toolrt[{backend}] warm={meta.get('warm')!r}, expected {warm}")
+    got = getattr(checked, "value", None) or {}
+    logs = [] if expect is None else [expect]
+    _expect(got.get("logs") == logs, f"toolrt[{backend}] printed {got!r}, expected {logs!r}")
+    if value is not None:
+        _expect(got.get("result") == value, f"toolrt[{backend}] returned {got!r}, expected {value!r}")
+    execute = runtime.execute
+
+    async def once() -> None:
+        result = await execute(call)
+        if result.is_error or (result.meta or {}).get("warm") is not warm:
+            raise AssertionError(f"toolrt[{backend}] sample went wrong: {result!r}")
+
+    if not warm:
+        return once
+
+    async def refilled() -> None:
+        await code_runtime.warm()
+
+    return Paced(once, refilled)
+
+
+def _toolrt_cases(backend: str) -> list[Case]:
+    def setup(
+        warm: bool, program: str, expect: str | None, value: Any = None
+    ) -> Callable[[], Awaitable[Timed]]:
+        async def make() -> Timed:
+            return await _toolrt(backend, warm=warm, program=program, expect=expect, value=value)
+
+        return make
+
+    group = f"toolrt[{backend}]"
+    return [
+        Case(
+            f"{group}/trivial-warm", "run_code `return 1`, warm pool", setup(True, "return 1", None, 1), group
+        ),
+        Case(
+            f"{group}/trivial-cold",
+            "run_code `return 1`, pool_size=0",
+            setup(False, "return 1", None, 1),
+            group,
+        ),
+        Case(
+            f"{group}/100-calls-warm",
+            "run_code 100 sequential `await tools.add`, warm",
+            setup(True, PROGRAM_CALLS.format(n=100), "5050"),
+            group,
+        ),
+        Case(
+            f"{group}/1000-calls-warm",
+            "run_code 1000 sequential `await tools.add`, warm",
+            setup(True, PROGRAM_CALLS.format(n=1000), "500500"),
+            group,
+        ),
+        Case(
+            f"{group}/1000-loop-warm",
+            "run_code 1000-iteration loop, no call, warm",
+            setup(True, PROGRAM_LOOP.format(n=1000), "500500"),
+            group,
+        ),
+    ]
+
+
+# --- anchors ------------------------------------------------------------------------------------------------
+
+
+def _monty_setup(program: str, expect: str) -> Callable[[], Awaitable[Timed]]:
+    async def make() -> Timed:
+        try:
+            import pydantic_monty
+        except ImportError as error:
+            raise Skip(f"pydantic-monty not installed ({error})") from None
+        pool: Any = pydantic_monty.AsyncMonty(min_processes=1, max_processes=1)
+        await pool.__aenter__()  # kept open until the process exits
+        limits: Any = {"max_suspensions": 5000}
+        lookup = {"add": add}
+
+        async def once() -> str:
+            output = pydantic_monty.CollectString()
+            async with pool.checkout(limits=limits) as session:
+                await session.feed_run(program, external_lookup=lookup, print_callback=output)
+            return str(output.output)
+
+        got = await once()
+        _expect(got.strip() == expect, f"monty printed {got!r}, expected {expect!r}")
+        return once
+
+    return make
+
+
+def _smolagents_setup(program: str, expect: str) -> Callable[[], Awaitable[Timed]]:
+    async def make() -> Timed:
+        try:
+            from smolagents import tool as smol_tool
+            from smolagents.local_python_executor import LocalPythonExecutor
+        except ImportError as error:
+            raise Skip(f"smolagents not installed ({error})") from None
+
+        def add_sync(a: int, b: int) -> int:
+            """Add two integers.
+
+            Args:
+                a: The first integer.
+                b: The second integer.
+            """
+            return a + b
+
+        add_sync.__name__ = "add"
+        executor = LocalPythonExecutor([])
+        executor.send_tools({"add": smol_tool(add_sync)})
+        result = executor(program)
+        _expect(
+            str(result.logs).strip() == expect, f"smolagents printed {result.logs!r}, expected {expect!r}"
+        )
+        return lambda: executor(program)
+
+    return make
+
+
+ANCHOR_CASES = [
+    Case(
+        "monty/100-calls-warm",
+        "AsyncMonty warm pool: checkout + 100 `await add` (async host fn)",
+        _monty_setup(ANCHOR_CALLS.format(n=100, aw="await "), "5050"),
+        "anchor",
+        packages=("pydantic-monty",),
+    ),
+    Case(
+        "monty/1000-calls-warm",
+        "AsyncMonty warm pool: checkout + 1000 `await add`",
+        _monty_setup(ANCHOR_CALLS.format(n=1000, aw="await "), "500500"),
+        "anchor",
+        packages=("pydantic-monty",),
+    ),
+    Case(
+        "monty/1000-loop-warm",
+        "AsyncMonty warm pool: checkout + 1000-iteration loop, no call",
+        _monty_setup(PROGRAM_LOOP.format(n=1000), "500500"),
+        "anchor",
+        packages=("pydantic-monty",),
+    ),
+    Case(
+        "smolagents/100-calls",
+        "LocalPythonExecutor (reused, NO isolation): 100 `add(...)` (sync tool)",
+        _smolagents_setup(ANCHOR_CALLS.format(n=100, aw=""), "5050"),
+        "anchor",
+        packages=("smolagents",),
+    ),
+]
+
+CASES = [case for backend in BACKENDS for case in _toolrt_cases(backend)] + ANCHOR_CASES
+
+
+# --- the child: paced sampling ------------------------------------------------------------------------------
+
+
+def _stats(samples_ns: Sequence[int]) -> Stats:
+    ordered = sorted(samples_ns)
+    return Stats(
+        median_ns=statistics.median(ordered),
+        p95_ns=ordered[max(1, math.ceil(0.95 * len(ordered))) - 1],  # nearest rank, as _harness
+        mean_ns=statistics.fmean(ordered),
+        min_ns=ordered[0],
+        samples=len(ordered),
+        inner=1,
+    )
+
+
+async def measure_paced(fn: Timed, *, warmup_s: float, target_s: float) -> Stats:
+    """One timed call per sample, after the untimed ``before`` of a :class:`Paced`. Warms up for
+    ``warmup_s`` (at least 3 calls); the sample count fills ``target_s`` counting each whole sample
+    (pause included), clamped to [MIN_SAMPLES, MAX_SAMPLES] (QUICK_MIN_SAMPLES under ``--quick``)."""
+    before = fn.before if isinstance(fn, Paced) else None
+    perf = time.perf_counter_ns
+
+    async def sample() -> int:
+        if before is not None:
+            await before()
+        t0 = perf()
+        result = fn()
+        if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
+            await result
+        return perf() - t0
+
+    started = perf()
+    calls = 0
+    while calls < 3 or perf() - started < warmup_s * 1e9:
+        await sample()
+        calls += 1
+    per_sample = (perf() - started) / calls
+    floor = MIN_SAMPLES if target_s >= 1 else QUICK_MIN_SAMPLES
+    count = min(MAX_SAMPLES, max(floor, int(target_s * 1e9 / per_sample)))
+    gc.collect()
+    return _stats([await sample() for _ in range(count)])
+
+
+async def _run_child(case: Case, *, warmup_s: float, target_s: float) -> RunOutcome:
+    try:
+        fn = await case.setup()
+    except Skip as skip:
+        return RunOutcome(case.name, "skipped", reason=str(skip))
+    except Exception as error:
+        return RunOutcome(case.name, "error", reason=f"setup/correctness check failed: {error!r}")
+    try:
+        stats = await measure_paced(fn, warmup_s=warmup_s, target_s=target_s)
+    except Exception as error:
+        return RunOutcome(case.name, "error", reason=f"sampling failed: {error!r}")
+    from importlib import metadata
+
+    versions: dict[str, str] = {}
+    for package in case.packages:
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = "not installed"
+    return RunOutcome(case.name, "ok", stats, versions=versions)
+
+
+def child_main(argv: Sequence[str]) -> int:
+    """``--case NAME [--json] [--warmup-s S] [--target-s S]``: one case in this process."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--case", required=True)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--warmup-s", type=float, default=0.2)
+    parser.add_argument("--target-s", type=float, default=1.5)
+    args, _ = parser.parse_known_args(argv)
+    by_name = {case.name: case for case in CASES}
+    if args.case not in by_name:
+        parser.error(f"unknown case {args.case!r}; see --list")
+    sys.path.insert(0, str(_src_dir()))
+    outcome = asyncio.run(_run_child(by_name[args.case], warmup_s=args.warmup_s, target_s=args.target_s))
+    if args.json:
+        print(outcome.to_json())
+    elif outcome.stats is not None:
+        print(
+            f"{args.case}: median {format_duration(outcome.stats.median_ns)}, "
+            f"p95 {format_duration(outcome.stats.p95_ns)} ({outcome.stats.samples} samples)"
+        )
+    else:
+        print(f"{args.case}: {outcome.status}: {outcome.reason}")
+    return 1 if outcome.status == "error" else 0
+
+
+def _src_dir() -> Any:
+    from pathlib import Path
+
+    return Path(__file__).resolve().parent.parent / "src"
+
+
+# --- the verdicts -------------------------------------------------------------------------------------------
+
+
+def _derived(
+    summaries: Mapping[str, CaseSummary], calls: str, loop: str, n: int
+) -> tuple[float, float] | None:
+    """(median of per-run (calls − loop) medians, (p95 calls − p95 loop)) / n, in ns."""
+    a, b = summaries.get(calls), summaries.get(loop)
+    if a is None or b is None or not a.ok or not b.ok:
+        return None
+    differences = [(x.median_ns - y.median_ns) / n for x, y in zip(a.runs, b.runs, strict=False)]
+    return statistics.median(differences), (a.p95_ns - b.p95_ns) / n
+
+
+def _isolation_lines() -> list[str]:
+    sys.path.insert(0, str(_src_dir()))
+    try:
+        from toolrt.runtimes.python_sandbox import PythonSandboxRuntime
+    except ImportError:
+        return []
+    lines = []
+    for backend in BACKENDS:
+        report = PythonSandboxRuntime(backend=backend, pool_size=0).isolation  # type: ignore[arg-type]
+        notes = [note for note in report.notes if note.startswith(("child interpreter", "uid drop skipped"))]
+        extra = f"; {notes[0]}" if notes else ""
+        lines.append(
+            f"- isolation[{backend}]: {report.enforcement}, layers {', '.join(report.layers)}{extra}"
+        )
+    return lines
+
+
+def verdicts(summaries: Mapping[str, CaseSummary]) -> str:
+    """The targets table (p50 = median of per-run medians) and the derived per-call rows."""
+
+    def cell(name: str) -> tuple[str, float | None]:
+        summary = summaries.get(name)
+        if summary is None or not summary.ok:
+            return "—", None
+        return (
+            f"{format_duration(summary.median_ns)} (p95 {format_duration(summary.p95_ns)})",
+            summary.median_ns,
+        )
+
+    def verdict(value: float | None, target: float) -> str:
+        return "—" if value is None else ("meets" if value <= target else "MISSES")
+
+    rows = [
+        "| metric | target (p50) | " + " | ".join(f"toolrt {b}" for b in BACKENDS) + " |",
+        "| --- | ---: | " + " | ".join("---" for _ in BACKENDS) + " |",
+    ]
+    metrics = [
+        ("warm trivial `return 1`", "trivial-warm", TARGET_WARM_TRIVIAL_NS),
+        ("cold trivial `return 1`", "trivial-cold", TARGET_COLD_TRIVIAL_NS),
+        ("100-call program, warm", "100-calls-warm", TARGET_100_CALLS_NS),
+    ]
+    for label, suffix, target in metrics:
+        cells = []
+        for backend in BACKENDS:
+            text, value = cell(f"toolrt[{backend}]/{suffix}")
+            cells.append(f"{text} — {verdict(value, target)}")
+        rows.append(f"| {label} | ≤ {format_duration(target)} | " + " | ".join(cells) + " |")
+    cells = []
+    for backend in BACKENDS:
+        group = f"toolrt[{backend}]"
+        derived = _derived(summaries, f"{group}/1000-calls-warm", f"{group}/1000-loop-warm", 1000)
+        if derived is None:
+            cells.append("—")
+        else:
+            cells.append(
+                f"{format_duration(derived[0])} (from p95s {format_duration(derived[1])}) — "
+                f"{verdict(derived[0], TARGET_PER_BINDING_NS)}"
+            )
+    rows.append(
+        f"| per binding call (1000 calls − 1000 loop) / 1000 | ≤ {format_duration(TARGET_PER_BINDING_NS)} | "
+        + " | ".join(cells)
+        + " |"
+    )
+    lines = ["Targets:", "", *rows, ""]
+    monty = _derived(summaries, "monty/1000-calls-warm", "monty/1000-loop-warm", 1000)
+    if monty is not None:
+        lines.append(
+            f"- monty per async host call (1000 calls − 1000 loop) / 1000: {format_duration(monty[0])} "
+            f"(from p95s {format_duration(monty[1])})."
+        )
+    for name in ("monty/100-calls-warm", "smolagents/100-calls"):
+        text, _ = cell(name)
+        if text != "—":
+            lines.append(f"- {name}: {text}.")
+    lines.extend(_isolation_lines())
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    if "--case" in sys.argv[1:]:
+        raise SystemExit(child_main(sys.argv[1:]))
+    raise SystemExit(
+        bench_main(
+            CASES,
+            title="Code Mode: run_code end to end (pipeline → Python sandbox) vs Monty and smolagents",
+            skipped_text=BENCH_EXTRA,
+            epilogue=verdicts,
+        )
+    )
