@@ -224,5 +224,15 @@ def test_plan_with_a_usable_host_interpreter_needs_no_fallback() -> None:
 
 def test_bwrap_plan_ignores_the_fallback() -> None:
     probes = fake_probes(bwrap_path="/usr/bin/bwrap", bwrap_works=True, fallback_python="/usr/bin/python3")
-    plan = _resolve_plan("auto", probes, allow_unconfined=False)
+    plan = _resolve_plan("bwrap", probes, allow_unconfined=False)
     assert plan.backend == "bwrap" and plan.python is None
+
+
+def test_auto_as_root_prefers_the_backend_that_reaches_full_enforcement() -> None:
+    """As root, bwrap maps the program to host uid 0 (partial); the in-child layers drop to 65534."""
+    probes = fake_probes(bwrap_path="/usr/bin/bwrap", bwrap_works=True, fallback_python="/usr/bin/python3")
+    plan = _resolve_plan("auto", probes, allow_unconfined=False)
+    assert plan.backend == "landlock" and plan.drop_to == _DROP_TO
+    assert plan.predicted().enforcement == "full"
+    bwrap = _resolve_plan("bwrap", probes, allow_unconfined=False)
+    assert bwrap.predicted().enforcement == "partial"

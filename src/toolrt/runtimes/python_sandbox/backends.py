@@ -117,7 +117,9 @@ class _Plan:
             layers.append("landlock")
         if self.seccomp:
             layers.append("seccomp")
-        root_kept = self.backend == "landlock" and os.geteuid() == 0 and self.drop_to is None
+        # As root, a landlock child that could not drop, or any bwrap child (mapped to host uid 0),
+        # is partial: see _achieved.
+        root_kept = os.geteuid() == 0 and (self.backend == "bwrap" or self.drop_to is None)
         full = (
             self.landlock
             and self.seccomp
@@ -125,8 +127,11 @@ class _Plan:
             and self.landlock_abi >= 3
             and not root_kept
         )
+        notes = self.notes
+        if self.backend == "bwrap" and os.geteuid() == 0:
+            notes += (_BWRAP_ROOT_NOTE,)
         return IsolationReport(
-            "process", "full" if full else "partial", tuple(layers), self.landlock_abi, self.notes
+            "process", "full" if full else "partial", tuple(layers), self.landlock_abi, notes
         )
 
 
@@ -138,6 +143,12 @@ def _resolve_plan(requested: BackendName, probes: ProbeResults, allow_unconfined
         )
     abi = probes.landlock_abi
     bwrap_ok = probes.bwrap_works and probes.bwrap_path is not None and probes.bwrap_disable_userns
+    if requested == "auto" and os.geteuid() == 0 and abi is not None and probes.seccomp:
+        # As root, bwrap maps the sandbox uid to host uid 0 (see _achieved), while the in-child
+        # layers drop to an unprivileged uid: prefer whichever reaches full enforcement.
+        landlock = _landlock_plan(probes, abi)
+        if landlock.drop_to is not None:
+            return landlock
     if requested in ("auto", "bwrap") and bwrap_ok:
         return _Plan(
             "bwrap",
@@ -208,10 +219,22 @@ def _landlock_plan(probes: ProbeResults, abi: int | None) -> _Plan:
 # --- reports and the bwrap command line ----------------------------------------------------------------
 
 
+_BWRAP_ROOT_NOTE = (
+    "bwrap started by root: the program runs as host uid 0 without capabilities and owns root-owned "
+    "files in its view; run the host unprivileged or use backend='landlock' for full enforcement"
+)
+
+
 def _achieved(plan: _Plan, ready: Ready) -> IsolationReport:
     layers = (("bwrap",) if plan.backend == "bwrap" else ()) + ready.layers
     enforcement = "none" if plan.backend == "unconfined" else ready.enforcement
-    return IsolationReport("process", enforcement, layers, ready.landlock_abi, plan.notes + ready.notes)
+    notes = plan.notes + ready.notes
+    if plan.backend == "bwrap" and os.geteuid() == 0 and enforcement == "full":
+        # Honest report: bwrap started by root maps the sandbox's uid to host uid 0, so the program
+        # owns every root-owned file it can see (found by the attack suite).
+        enforcement = "partial"
+        notes += (_BWRAP_ROOT_NOTE,)
+    return IsolationReport("process", enforcement, layers, ready.landlock_abi, notes)
 
 
 def _bwrap_args(python: str, bootstrap: str, disk_bytes: int, read_paths: Sequence[str]) -> list[str]:
