@@ -519,9 +519,10 @@ class TreeWatcher:
         if any(mode == "2" for _, mode, _, _ in modes):
             seen.confined = True
         for tid, mode, nnp, capeff in modes:
-            if seen.confined and mode != "2":
+            if seen.confined and mode not in ("2", "3"):  # 3: SECCOMP_MODE_DEAD, killed by the filter
                 self._violate(
-                    "watcher-thread", f"thread {tid} of confined pid {pid} runs without the seccomp filter"
+                    "watcher-thread",
+                    f"thread {tid} of confined pid {pid} runs without the seccomp filter (Seccomp: {mode})",
                 )
             confined, samples = self.credentials.get(pid, (False, set()))
             if seen.confined and not confined:
