@@ -479,6 +479,8 @@ class TreeWatcher:
                 seen.cwd_seen = True
                 if cwd.startswith(_WORKDIR_PREFIX):
                     self.workdirs.add(cwd)
+            except FileNotFoundError:
+                pass  # exited or a zombie: looked at again next tick if it is still there
             except OSError:
                 self.unobservable.add("work dirs")
         python = comm.startswith("python")
@@ -559,6 +561,8 @@ class TreeWatcher:
         if self.count_cwd and self._tick % 10 == 0:
             try:
                 self.max_cwd_entries = max(self.max_cwd_entries, len(os.listdir(f"/proc/{pid}/cwd")))
+            except FileNotFoundError:
+                pass  # exited or a zombie (its cwd link is gone): not a gap in what we can see
             except OSError:
                 self.unobservable.add("work dir entries")
 
@@ -578,6 +582,8 @@ class TreeWatcher:
     def _sample_fds(self, pid: int) -> None:
         try:
             fds = os.listdir(f"/proc/{pid}/fd")
+        except FileNotFoundError:
+            return  # the process exited between listing and sampling: nothing was hidden
         except OSError:
             self.unobservable.add("fds")
             return
