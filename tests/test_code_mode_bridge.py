@@ -296,6 +296,129 @@ async def test_ordered_pre_execute_never_overlaps() -> None:
     ]
 
 
+async def test_a_finished_call_commits_only_after_a_later_calls_prepare_ends() -> None:
+    """prepare and commit never overlap: a call whose body ends while the next call's pre-execute
+    policy pends runs its post-execute only once that prepare is over (the first call of a run takes
+    the fast lane, the second the driver lane: both lanes share the one ordering)"""
+    deployment = setup("code")
+    gated = Gated(deployment.runtime, "safe_read", safe=True)
+    stages: list[str] = []
+    policy_gate = asyncio.Event()
+
+    async def pre(execution: Any, next_: Any) -> Any:
+        if execution.name == "safe_read":
+            stages.append(f"pre-enter:{execution.call_id}")
+            if execution.call_id.endswith(":2"):
+                await policy_gate.wait()
+            stages.append(f"pre-exit:{execution.call_id}")
+        return await next_()
+
+    async def post(execution: Any, result: Any, next_: Any) -> Any:
+        if execution.name == "safe_read":
+            stages.append(f"post:{execution.call_id}")
+        return await next_()
+
+    deployment.runtime.on("tools/pre-execute", pre)
+    deployment.runtime.on("tools/post-execute", post)
+    observed: dict[str, Any] = {}
+
+    async def behavior(request: CodeRunRequest) -> CodeRunResult:
+        first = submit(request, "safe_read", {"id": "a"})
+        await eventually(lambda: gated.live == 1)
+        second = submit(request, "safe_read", {"id": "b"})
+        await eventually(lambda: "pre-enter:call-1:code:2" in stages)
+        gated.release("a")  # the first body ends while the second call's policy pends
+        await eventually(lambda: gated.order[-1:] == ["end:a"])
+        await yield_to_scheduler()
+        observed["first settled while the policy pends"] = first.done()
+        policy_gate.set()
+        await eventually(lambda: gated.live == 1)
+        gated.release_all()
+        return CodeRunResult(value=",".join(await asyncio.gather(first, second)))
+
+    deployment.code.behavior = behavior
+    result = await run_code(deployment.runtime)
+
+    assert result.is_error is False
+    assert observed == {"first settled while the policy pends": False}
+    assert stages == [
+        "pre-enter:call-1:code:1",
+        "pre-exit:call-1:code:1",
+        "pre-enter:call-1:code:2",
+        "pre-exit:call-1:code:2",
+        "post:call-1:code:1",
+        "post:call-1:code:2",
+    ]
+
+
+async def test_a_denied_call_queued_behind_a_running_call_answers_in_submission_order() -> None:
+    """a call that never dispatches (denied in prepare) while an earlier call runs is answered only
+    after the earlier call commits"""
+    deployment = setup("code")
+    gated = Gated(deployment.runtime, "safe_read", safe=True)
+    calls = register_echo(deployment.runtime)
+    deployment.runtime.on(
+        "tools/pre-execute",
+        lambda execution, next_: Deny("not on my watch") if execution.name == "echo" else next_(),
+    )
+    observed: dict[str, Any] = {}
+
+    async def behavior(request: CodeRunRequest) -> CodeRunResult:
+        read = submit(request, "safe_read", {"id": "a"})
+        denied = submit(request, "echo", {"value": "x"})
+        await eventually(lambda: gated.live == 1)
+        await yield_to_scheduler()
+        observed["denial answered while the read runs"] = denied.done()
+        gated.release_all()
+        observed["read"] = await outcome(read)
+        observed["denied"] = await outcome(denied)
+        return CodeRunResult(value="ordered")
+
+    deployment.code.behavior = behavior
+    result = await run_code(deployment.runtime, agent=AGENT)
+
+    assert result.is_error is False
+    assert observed == {
+        "denial answered while the read runs": False,
+        "read": Resolved("safe_read:a"),
+        "denied": Rejected("not on my watch"),
+    }
+    assert calls == []
+    assert sub_ids(session_events(deployment.log, SETTLE)) == ["call-1:code:1", "call-1:code:2"]
+
+
+async def test_a_call_aborted_before_its_first_step_is_abandoned_undispatched() -> None:
+    """an outer abort that lands after a call was submitted but before it started abandons it: no
+    prepare, no body, no start event"""
+    deployment = setup("code")
+    calls = register_echo(deployment.runtime)
+    controller = AbortController()
+    prepared: list[str] = []
+
+    async def pre(execution: Any, next_: Any) -> Any:
+        if execution.name == "echo":
+            prepared.append(execution.call_id)
+        return await next_()
+
+    deployment.runtime.on("tools/pre-execute", pre)
+    settled: list[Any] = []
+
+    async def behavior(request: CodeRunRequest) -> CodeRunResult:
+        task = submit(request, "echo", {"value": "x"})  # queued at once; its first step comes later
+        controller.abort("user-cancel")
+        settled.append(await outcome(task))
+        return CodeRunResult(error=CodeRunError("abort", "user-cancel"))
+
+    deployment.code.behavior = behavior
+    result = await run_code(deployment.runtime, signal=controller.signal, agent=AGENT)
+
+    assert result.is_error is True
+    assert settled == [Rejected("run_code run is over (user-cancel); echo tool call abandoned")]
+    assert prepared == []
+    assert calls == []
+    assert session_events(deployment.log, START) == []
+
+
 async def test_an_exclusive_call_holds_its_barrier_through_post_execute() -> None:
     """an exclusive call holds its barrier through post-execute: the next start waits for the commit"""
     deployment = setup("code")

@@ -13,6 +13,7 @@ import shutil
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -425,6 +426,30 @@ async def test_disk_limit_many_small_files(backend: str) -> None:
         assert result.error is not None and result.error.kind == "disk-limit"
     finally:
         await rt.aclose()
+
+
+async def test_the_disk_quota_is_polled_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Walking a work dir of up to 10,000 entries takes milliseconds: it runs on a worker thread so
+    other runs and tool calls on this loop never wait for it (the landlock backend polls the disk)."""
+    if "landlock" not in BACKENDS:
+        pytest.skip("only the landlock backend polls the work dir (bwrap's tmpfs is size-capped)")
+    from toolrt.runtimes.python_sandbox import run as run_module
+
+    threads: set[int] = set()
+    real = run_module._dir_usage
+
+    def spy(path: str, max_entries: int) -> tuple[int, int]:
+        threads.add(threading.get_ident())
+        return real(path, max_entries)
+
+    monkeypatch.setattr(run_module, "_dir_usage", spy)
+    rt = make_runtime("landlock", disk_bytes=1 << 20)
+    try:
+        result = await run(rt, "open('big', 'wb').write(b'x' * (2 << 20))\nimport time\ntime.sleep(10)")
+        assert result.error is not None and result.error.kind == "disk-limit"
+    finally:
+        await rt.aclose()
+    assert threads and threading.get_ident() not in threads
 
 
 async def test_request_limits_override_runtime_limits(backend: str) -> None:

@@ -15,6 +15,13 @@ appends them after it (call/result adjacency holds). With an agent whose session
 started sub-call logs ``tool/code-dispatch-start`` and, once committed, one ``tool/code-dispatch``
 whose content passes the ``tools/code-dispatch-log`` waterfall first (the spill hook).
 
+Two lanes, one order: a call that arrives while nothing is queued, started or committing runs
+prepare → dispatch → commit in one task of its own (the fast lane: a sequential program's calls
+never wake the driver); any other call queues for the driver task. Whichever lane runs them,
+prepares and commits never overlap and commits follow submission order. A binding answers with a
+future rather than a coroutine, so the sandbox host needs no task per call either
+(``docs/decisions/0006-code-mode-fast-lane.md``).
+
 Settlement: when the program returns or fails, a run-scoped signal fires (``run_code settled``),
 queued calls are abandoned (they log nothing), in-flight bodies observe the signal, every started
 call is committed, and every log write finishes — all before ``run_code`` returns.
@@ -25,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -62,18 +69,22 @@ class CodeDispatchLogEntry:
 
 
 class _Entry:
-    __slots__ = ("call", "early", "exclusive", "execution", "flight", "future", "name")
+    __slots__ = ("call", "early", "exclusive", "execution", "flight", "future", "inline", "name")
 
     def __init__(self, name: str, call: ToolExecutionInput, future: asyncio.Future[Any]) -> None:
         self.name = name
         self.call = call
         self.future = future
         self.exclusive = False
+        self.inline = False
         self.execution: ToolExecution | None = None
         self.flight: asyncio.Task[DispatchOutcome] | None = None
         self.early: Prepared | None = None
 
     def settled(self) -> bool:
+        """Ready for the driver to commit; an inline entry commits itself, never through the driver."""
+        if self.inline:
+            return False
         return self.early is not None or (self.flight is not None and self.flight.done())
 
 
@@ -116,22 +127,42 @@ class _Bridge:
         self.log_tasks: set[asyncio.Task[None]] = set()
         self.wake = asyncio.Event()
         self.driver: asyncio.Task[None] | None = None
+        # The fast lane: a call that arrives while the lane is idle runs prepare → dispatch → commit
+        # in one task of its own instead of through the driver (two task switches and two Event
+        # wake-ups fewer per sequential call). ``stepping`` and ``inline_busy`` keep the contract:
+        # no prepare or commit ever overlaps another, whichever of the two lanes runs it.
+        self.stepping = False
+        self.inline_busy = False
+        self.inline_task: asyncio.Task[None] | None = None
+        self.lane_waiter: asyncio.Future[None] | None = None
 
     # --- the program side ----------------------------------------------------------------------
 
-    def binding(self, name: str) -> Callable[[Any], Awaitable[Any]]:
-        async def call(arguments: Any) -> Any:
+    def binding(self, name: str) -> Callable[[Any], asyncio.Future[Any]]:
+        """The program's ``tools.<name>``: answers with a future, not a coroutine, so a runtime can
+        wait for it without a task of its own (the sandbox host adds a done-callback instead)."""
+
+        def call(arguments: Any) -> asyncio.Future[Any]:
+            answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
             signal = self.controller.signal
             if signal.aborted:
-                raise _Failed(f"run_code run is over ({signal.reason}); {name} not dispatched")
+                answer.set_exception(
+                    _Failed(f"run_code run is over ({signal.reason}); {name} not dispatched")
+                )
+                return answer
             try:
                 snapshot = snapshot_json(arguments)
             except NotLosslessJsonError:
-                raise _Failed(
-                    "tool arguments must be lossless JSON (call the tool with an arguments object, e.g. `{}`)"
-                ) from None
+                answer.set_exception(
+                    _Failed(
+                        "tool arguments must be lossless JSON "
+                        "(call the tool with an arguments object, e.g. `{}`)"
+                    )
+                )
+                return answer
             except Exception as error:
-                raise _Failed(f"tool arguments must be lossless JSON: {message_of(error)}") from None
+                answer.set_exception(_Failed(f"tool arguments must be lossless JSON: {message_of(error)}"))
+                return answer
             self.counter += 1
             outer = self.outer
             call_input = ToolExecutionInput(
@@ -143,17 +174,13 @@ class _Bridge:
                 parent=outer.token,
                 signal=signal,
             )
-            entry = _Entry(name, call_input, asyncio.get_running_loop().create_future())
-            self.pending.append(entry)
-            self._kick()
-            outcome, payload = await entry.future
-            if outcome == "abandoned":
-                raise _Failed(payload)
-            if _fired(signal):
-                raise _Failed(f"run_code run is over ({signal.reason}); {name} result discarded")
-            if outcome == "error":
-                raise _Failed(payload)
-            return payload
+            entry = _Entry(name, call_input, answer)
+            if self._idle():
+                self._run_inline(entry)
+            else:
+                self.pending.append(entry)
+                self._kick()
+            return answer
 
         return call
 
@@ -164,10 +191,71 @@ class _Bridge:
             self.driver = asyncio.ensure_future(self._drive())
         self.wake.set()
 
+    def _idle(self) -> bool:
+        """Nothing queued, started or being committed: a new call may take the fast lane."""
+        return not (self.pending or self.commits or self.stepping or self.inline_busy)
+
+    def _run_inline(self, entry: _Entry) -> None:
+        # A task of its own, not the caller's: the runtime may cancel a binding call at settlement,
+        # and a started call must still be committed (its body observes the run signal instead).
+        entry.inline = True
+        self.inline_busy = True  # held from now: a call arriving before the task starts must queue
+        self.commits.append(entry)
+        self.inline_task = asyncio.ensure_future(self._inline(entry))
+
+    async def _inline(self, entry: _Entry) -> None:
+        signal = self.controller.signal
+        try:
+            if signal.aborted:
+                self.commits.remove(entry)
+                _resolve(
+                    entry,
+                    "abandoned",
+                    f"run_code run is over ({signal.reason}); {entry.name} tool call abandoned",
+                    signal,
+                )
+                return
+            entry.exclusive = self.exclusive_active = self.runtime.execution_mode(entry.call) == "exclusive"
+            prepared = await self._prepare(entry)
+            if prepared.kind == "dispatch":
+                self.running += 1
+                self.inline_busy = False
+                if self.pending:
+                    self._kick()  # queued calls may start beside this one (the pool allows it)
+                try:
+                    outcome = await self.stages.dispatch(prepared.execution)
+                finally:
+                    self.running -= 1
+                self.inline_busy = True
+                while self.stepping:  # the driver is inside a prepare: commits never overlap it
+                    await self._lane_free()
+                entry.early = Prepared(outcome.kind, prepared.execution, outcome.result)
+            else:
+                entry.early = prepared
+            assert self.commits[0] is entry  # nothing commits past an uncommitted head
+            self.commits.popleft()
+            await self._commit(entry)
+        finally:
+            self.inline_busy = False
+            if self.pending or self.commits:
+                self._kick()
+
+    async def _lane_free(self) -> None:
+        waiter = self.lane_waiter = asyncio.get_running_loop().create_future()
+        await waiter
+
     async def _drive(self) -> None:
         while True:
             self.wake.clear()
-            if await self._step():
+            self.stepping = True
+            try:
+                progressed = await self._step()
+            finally:
+                self.stepping = False
+                waiter, self.lane_waiter = self.lane_waiter, None
+                if waiter is not None and not waiter.done():
+                    waiter.set_result(None)
+            if progressed:
                 continue
             if not self.pending and not self.commits and self.controller.signal.aborted:
                 return
@@ -175,6 +263,8 @@ class _Bridge:
 
     async def _step(self) -> bool:
         """Do one unit of work; False when nothing can progress right now."""
+        if self.inline_busy:
+            return False  # the fast lane is preparing or committing; it wakes us when done
         if self.commits and self.commits[0].settled():
             await self._commit(self.commits.popleft())
             return True
@@ -185,9 +275,10 @@ class _Bridge:
         if signal.aborted:
             self.pending.popleft()
             _resolve(
-                entry.future,
+                entry,
                 "abandoned",
                 f"run_code run is over ({signal.reason}); {entry.name} tool call abandoned",
+                signal,
             )
             return True
         exclusive = self.runtime.execution_mode(entry.call) == "exclusive"
@@ -202,6 +293,17 @@ class _Bridge:
         return True
 
     async def _start(self, entry: _Entry) -> None:
+        prepared = await self._prepare(entry)
+        if prepared.kind == "dispatch":
+            flight = asyncio.ensure_future(self.stages.dispatch(prepared.execution))
+            self.running += 1
+            flight.add_done_callback(self._landed)
+            entry.flight = flight
+        else:
+            entry.early = prepared
+
+    async def _prepare(self, entry: _Entry) -> Prepared:
+        """Log the start (with a bound session) and run ``prepare``: policy, approval, guards."""
         call = entry.call
         if self.sink is not None:
             from ..loop.session import code_dispatch_start_event
@@ -218,13 +320,7 @@ class _Bridge:
             )
         prepared = await self.stages.prepare(call)
         entry.execution = prepared.execution
-        if prepared.kind == "dispatch":
-            flight = asyncio.ensure_future(self.stages.dispatch(prepared.execution))
-            self.running += 1
-            flight.add_done_callback(self._landed)
-            entry.flight = flight
-        else:
-            entry.early = prepared
+        return prepared
 
     def _landed(self, flight: asyncio.Future[DispatchOutcome]) -> None:
         self.running -= 1
@@ -251,9 +347,9 @@ class _Bridge:
         if entry.exclusive:
             self.exclusive_active = False
         if result.is_error:
-            _resolve(entry.future, "error", result.error.message)
+            _resolve(entry, "error", result.error.message, self.controller.signal)
         else:
-            _resolve(entry.future, "value", result.value)
+            _resolve(entry, "value", result.value, self.controller.signal)
         if self.sink is not None:
             task = asyncio.ensure_future(self._log_settled(entry, result))
             self.log_tasks.add(task)
@@ -309,6 +405,8 @@ class _Bridge:
         """Abort the run scope, then drain: abandon queued calls, commit started ones, finish logs."""
         self.controller.abort("run_code settled")
         self.remove_outer()
+        if self.inline_task is not None:
+            await asyncio.shield(self.inline_task)
         if self.driver is not None:
             self.wake.set()
             await asyncio.shield(self.driver)
@@ -316,15 +414,22 @@ class _Bridge:
             await asyncio.wait(set(self.log_tasks))
 
 
-def _fired(signal: Any) -> bool:
-    """Re-read ``signal.aborted`` after an ``await`` (type checkers narrow a plain re-read)."""
-    return bool(signal.aborted)
-
-
-def _resolve(future: asyncio.Future[Any], outcome: str, payload: Any) -> None:
-    """Answer a binding call: ``value``, ``error`` (the tool failed) or ``abandoned`` (never ran)."""
-    if not future.done():
-        future.set_result((outcome, payload))
+def _resolve(entry: _Entry, outcome: str, payload: Any, signal: Any) -> None:
+    """Answer a binding call: ``value``, ``error`` (the tool failed) or ``abandoned`` (never ran);
+    an outcome that arrives once the run is over is discarded, whatever it was."""
+    future = entry.future
+    if future.done():  # the runtime gave up on this call (its run ended)
+        return
+    if outcome == "abandoned":
+        future.set_exception(_Failed(payload))
+    elif signal.aborted:
+        future.set_exception(
+            _Failed(f"run_code run is over ({signal.reason}); {entry.name} result discarded")
+        )
+    elif outcome == "error":
+        future.set_exception(_Failed(payload))
+    else:
+        future.set_result(payload)
 
 
 def _json_key(agent: Hashable | None) -> Any:

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -88,6 +89,7 @@ class _Run:
         self.decided: asyncio.Future[None] = self.loop.create_future()
         self.child: _Child | None = None
         self.calls: set[asyncio.Task[None]] = set()
+        self.answers: set[asyncio.Future[Any]] = set()
         self.in_flight = 0
         self.last_call_id = 0
         self.program_sent = False
@@ -215,37 +217,52 @@ class _Run:
             child.violate(f"more than {self.runtime.max_in_flight_calls} binding calls in flight")
             return
         self.in_flight += 1
-        task = asyncio.ensure_future(self._serve(child, namespace, frame))
+        function = namespace.functions.get(frame.name)
+        if function is None:
+            self._answer(child, _error_reply(frame.id, f'unknown binding "{namespace.name}.{frame.name}"'))
+            return
+        try:
+            awaitable = function(frame.args)
+        except Exception as error:
+            self._answer(child, _error_reply(frame.id, _message_of(error)))
+            return
+        if isinstance(awaitable, asyncio.Future):
+            # A binding that answers with a future (the Code Mode bridge does) needs no task: the
+            # reply goes out from its done-callback, one event-loop step sooner.
+            self.answers.add(awaitable)
+            awaitable.add_done_callback(functools.partial(self._answered, child, frame.id))
+            return
+        task = asyncio.ensure_future(self._serve(child, frame.id, awaitable))
         self.calls.add(task)
         task.add_done_callback(self.calls.discard)
 
-    async def _serve(self, child: _Child, namespace: CodeBindingNamespace, call: Call) -> None:
-        reply: dict[str, Any]
-        try:
-            reply = await self._invoke(namespace, call)
-        finally:
+    def _answered(self, child: _Child, call_id: int, answer: asyncio.Future[Any]) -> None:
+        self.answers.discard(answer)
+        if answer.cancelled():  # the run ended first
             self.in_flight -= 1
+            return
+        error = answer.exception()
+        self._answer(
+            child,
+            _error_reply(call_id, _message_of(error)) if error else _value_reply(call_id, answer.result()),
+        )
+
+    async def _serve(self, child: _Child, call_id: int, awaitable: Awaitable[Any]) -> None:
+        try:
+            value = await awaitable
+        except Exception as error:
+            reply = _error_reply(call_id, _message_of(error))
+        except BaseException:  # cancelled with its run (or worse): no reply, but the slot is free
+            self.in_flight -= 1
+            raise
+        else:
+            reply = _value_reply(call_id, value)
+        self._answer(child, reply)
+
+    def _answer(self, child: _Child, reply: dict[str, Any]) -> None:
+        self.in_flight -= 1
         if self.outcome is None:
             child.send(reply)
-
-    async def _invoke(self, namespace: CodeBindingNamespace, call: Call) -> dict[str, Any]:
-        functions: Mapping[str, Any] = namespace.functions
-        if call.name not in functions:
-            return _error_reply(call.id, f'unknown binding "{namespace.name}.{call.name}"')
-        function = functions[call.name]
-        try:
-            value = await function(call.args)
-        except asyncio.CancelledError:
-            raise
-        except Exception as error:
-            return _error_reply(call.id, _message_of(error))
-        try:
-            snapshot = snapshot_json(value)
-            if value_depth_exceeds(snapshot, MAX_JSON_DEPTH):
-                raise NotLosslessJsonError(f"nested deeper than {MAX_JSON_DEPTH} levels")
-            return {"t": "reply", "id": call.id, "ok": True, "value": snapshot}
-        except (NotLosslessJsonError, ValueError, RecursionError):
-            return _error_reply(call.id, "binding resolution must be lossless JSON")
 
     def _on_done(self, child: _Child, frame: Done) -> None:
         if not self._check_live(child, "done"):
@@ -386,7 +403,9 @@ class _Run:
         ticks = 0
         while self.outcome is None:
             if poll_disk:
-                used, entries = _dir_usage(child.workdir, _DISK_MAX_ENTRIES)
+                # On a thread: walking up to 10,000 entries takes milliseconds, and every other run
+                # and tool call shares this event loop.
+                used, entries = await asyncio.to_thread(_dir_usage, child.workdir, _DISK_MAX_ENTRIES)
                 if used > quota or entries > _DISK_MAX_ENTRIES:
                     self.fail("disk-limit", f"disk quota exceeded ({quota} bytes)")
                     return
@@ -401,7 +420,7 @@ class _Run:
             await asyncio.sleep(_WATCH_SECONDS)
 
     async def _settle_tasks(self) -> None:
-        pending = [*self.calls, *self.helpers]
+        pending: list[asyncio.Future[Any]] = [*self.calls, *self.answers, *self.helpers]
         for task in pending:
             task.cancel()
         if pending:
@@ -424,6 +443,16 @@ class _Run:
             meta.update(child.diagnostics())
         meta.update(boot_meta)
         return CodeRunResult(logs=tuple(self.logs), value=outcome.value, error=outcome.error, meta=meta)
+
+
+def _value_reply(call_id: int, value: Any) -> dict[str, Any]:
+    try:
+        snapshot = snapshot_json(value)
+        if value_depth_exceeds(snapshot, MAX_JSON_DEPTH):
+            raise NotLosslessJsonError(f"nested deeper than {MAX_JSON_DEPTH} levels")
+    except (NotLosslessJsonError, ValueError, RecursionError):
+        return _error_reply(call_id, "binding resolution must be lossless JSON")
+    return {"t": "reply", "id": call_id, "ok": True, "value": snapshot}
 
 
 def _error_reply(call_id: int, message: str) -> dict[str, Any]:
