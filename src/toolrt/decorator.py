@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import math
 from collections.abc import Callable, Sequence
 from typing import Any, overload
 
@@ -47,6 +46,7 @@ from .definition import PresentedResult, ToolDefinition, ToolOutput, mark_async_
 from .errors import JsonSchemaError, ToolArgsError
 from .execution import ToolExecution, ToolRunContext
 from .presentation import ToolCallView, ToolResultView
+from .registry import is_valid_timeout_ms
 from .results import ToolExecutionResult
 from .schema import assert_supported_json_schema
 from .schema.hints import Converter, FunctionSpec, analyze_function
@@ -155,7 +155,7 @@ def _build(
     tool_name = name if name is not None else getattr(function, "__name__", None)
     if not isinstance(tool_name, str) or not tool_name or tool_name == "<lambda>":
         raise TypeError(f"{where}: cannot derive a tool name; pass @tool(name=...)")
-    if timeout_ms is not None and not _positive_finite(timeout_ms):
+    if not is_valid_timeout_ms(timeout_ms):
         raise TypeError(f"{where}: timeout_ms must be a positive finite number")
     for label, schema in (("parameters", spec.parameters), ("return value", spec.output)):
         # The mapping only emits subset constructs; this is the guard that keeps it honest.
@@ -187,15 +187,6 @@ def _is_injected(hint: Any) -> bool:
     while getattr(hint, "__metadata__", None) is not None:  # Annotated[ToolRunContext, ...]
         hint = hint.__origin__
     return hint is ToolRunContext or hint is ToolExecution
-
-
-def _positive_finite(number: object) -> bool:
-    return (
-        isinstance(number, int | float)
-        and not isinstance(number, bool)
-        and math.isfinite(number)
-        and number > 0
-    )
 
 
 def _make_execute(function: Callable[..., Any], spec: FunctionSpec) -> Callable[[Any, Any], Any]:

@@ -18,7 +18,6 @@ give ``None`` / ``False`` instead of raising, because UIs call presenters when r
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NotRequired, TypedDict
 
@@ -26,6 +25,7 @@ from .content import ContentBlock
 from .definition import PresentedResult, ToolBody, ToolDefinition, ToolOutput, render_value_as_text
 from .execution import ToolExecution
 from .presentation import ToolCallView, ToolResultView
+from .registry import is_valid_timeout_ms
 from .results import ToolExecutionResult
 from .schema import (
     ParameterSchemaSpec,
@@ -62,7 +62,7 @@ def define_tool(
     run_inline: bool = False,
 ) -> ToolDefinition:
     """Build a :class:`ToolDefinition` from the schema DSL (see the module docstring)."""
-    if timeout_ms is not None and not _positive_finite(timeout_ms):
+    if not is_valid_timeout_ms(timeout_ms):
         raise TypeError(f"define_tool({name}): timeout_ms must be a positive finite number")
     raw_parameters = parameter_schema_spec_to_json_schema(parameters)
     output_schema = value_schema_spec_to_json_schema(output["schema"])
@@ -170,12 +170,3 @@ def soft_presenters(
             return classify(args) is True if is_valid(args) else False
 
     return soft_call, soft_result, soft_classifier
-
-
-def _positive_finite(number: object) -> bool:
-    return (
-        isinstance(number, int | float)
-        and not isinstance(number, bool)
-        and math.isfinite(number)
-        and number > 0
-    )

@@ -562,6 +562,11 @@ class Pipeline:
 
     # --- fast paths shared by execute() and the schedulers ----------------------------------------
 
+    def finish_aborted(self, execution: ToolExecution) -> ToolExecutionResult:
+        """Finish a call whose task was cancelled mid-flight with the matching aborted result
+        (``TOOL_ABORTED`` once the body was invoked, ``TOOL_ABORTED_BEFORE_DISPATCH`` before)."""
+        return self.finish(execution, _aborted(execution._body_invoked))
+
     def needs_prepare(self, execution: ToolExecution) -> bool:
         """Whether ``prepare`` has work: pre-execute listeners, guards, or an aborted caller.
 
@@ -606,7 +611,7 @@ class Pipeline:
         except asyncio.CancelledError:
             if not execution._frozen:
                 # Observers hear that the call ended; the task's cancellation still propagates.
-                self.finish(execution, _aborted(execution._body_invoked))
+                self.finish_aborted(execution)
             raise
 
 

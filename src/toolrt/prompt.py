@@ -54,11 +54,11 @@ import re
 from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from .definition import ToolSchema
 from .events import Disposer, ListenerOwner
-from .registry import PresentationMode
+from .registry import PresentationMode, ScopedLayers
 from .runtime import _key_of
 
 if TYPE_CHECKING:
@@ -274,7 +274,7 @@ def _own_chain(key: Hashable | None) -> Sequence[Hashable]:
 # --- the registry --------------------------------------------------------------------------------
 
 
-class SystemPrompt:
+class SystemPrompt(ScopedLayers[_Layer]):
     """The registry every system prompt is assembled from.
 
     ``tool_order``: the model-facing tool order (upstream config ``toolOrder``) — tool names with
@@ -295,10 +295,9 @@ class SystemPrompt:
         *,
         chain: Callable[[Hashable | None], Sequence[Hashable]] | None = None,
     ) -> None:
+        super().__init__(_Layer)
         self._tool_order = None if tool_order is None else _validate_tool_order(tool_order)
         self._chain = chain if chain is not None else _own_chain
-        self._global = _Layer()
-        self._scoped: dict[Hashable, _Layer] = {}
         self._listeners: tuple[_ListenerEntry, ...] = ()
 
     @property
@@ -334,21 +333,8 @@ class SystemPrompt:
             raise TypeError(f'prompt section "{name}" text must be a string or a callable(context) -> str')
         if not isinstance(complete, bool):
             raise TypeError(f'prompt section "{name}" complete must be a bool')
-        key = _key_of(scope)
-        layer = self._layer_for_write(key)
-        if name in layer.sections:
-            self._reclaim(key)
-            raise ValueError(_duplicate("section", name, key, "override"))
         entry = _SectionEntry(name, order, text, complete)
-        layer.sections[name] = entry
-
-        def remove() -> None:
-            current = self._layer(key)
-            if current is not None and current.sections.get(name) is entry:
-                del current.sections[name]
-                self._reclaim(key)
-
-        return Disposer(remove, owner)
+        return self._add_named("sections", name, entry, scope, owner, kind="section", what="override")
 
     def variable(
         self,
@@ -365,19 +351,31 @@ class SystemPrompt:
             raise ValueError(f'invalid prompt variable name "{name}" (must match [a-z][a-z0-9_]*)')
         if not (value is None or isinstance(value, str) or callable(value)):
             raise TypeError(f'prompt variable "{name}" must be a string, None, or a callable(context)')
-        key = _key_of(scope)
-        layer = self._layer_for_write(key)
-        if name in layer.variables:
-            self._reclaim(key)
-            raise ValueError(_duplicate("variable", name, key, "value"))
         entry = _VariableEntry(value)
-        layer.variables[name] = entry
+        return self._add_named("variables", name, entry, scope, owner, kind="variable", what="value")
+
+    def _add_named(
+        self,
+        table: Literal["sections", "variables"],
+        name: str,
+        entry: _SectionEntry | _VariableEntry,
+        scope: Hashable | None,
+        owner: ListenerOwner | None,
+        *,
+        kind: str,
+        what: str,
+    ) -> Disposer:
+        """Put ``entry`` under ``name`` in ``table`` of ``scope``'s layer (a name taken in that layer
+        raises); the disposer removes it again."""
+        key = _key_of(scope)
+        entries: dict[str, Any] = getattr(self._layer_for_write(key), table)
+        if name in entries:
+            self._reclaim(key)
+            raise ValueError(_duplicate(kind, name, key, what))
+        entries[name] = entry
 
         def remove() -> None:
-            current = self._layer(key)
-            if current is not None and current.variables.get(name) is entry:
-                del current.variables[name]
-                self._reclaim(key)
+            self._remove_named(table, key, name, entry)
 
         return Disposer(remove, owner)
 
@@ -443,7 +441,7 @@ class SystemPrompt:
         chain = self._chain_of(key)
         context = PromptContext(scope=key, chain=chain, signal=signal)
         # Farthest first, so the nearest layer has the last word on a name.
-        layers = [self._global, *self._chain_layers(chain)]
+        layers = [self._global, *self._layers_along(chain)]
 
         variables: dict[str, str | None] = {}
         for name, variable in _merged(layers, "variables").items():
@@ -486,27 +484,6 @@ class SystemPrompt:
         if not chain or chain[0] != key:
             raise ValueError(f"the prompt's chain({key!r}) must start with the key itself, got {chain!r}")
         return chain
-
-    def _chain_layers(self, chain: tuple[Hashable, ...]) -> list[_Layer]:
-        layers = (self._scoped.get(key) for key in reversed(chain))
-        return [layer for layer in layers if layer is not None]
-
-    def _layer(self, key: Hashable | None) -> _Layer | None:
-        return self._global if key is None else self._scoped.get(key)
-
-    def _layer_for_write(self, key: Hashable | None) -> _Layer:
-        if key is None:
-            return self._global
-        layer = self._scoped.get(key)
-        if layer is None:
-            layer = self._scoped[key] = _Layer()
-        return layer
-
-    def _reclaim(self, key: Hashable | None) -> None:
-        if key is not None:
-            layer = self._scoped.get(key)
-            if layer is not None and layer.empty():
-                del self._scoped[key]
 
 
 # --- assembly helpers ----------------------------------------------------------------------------

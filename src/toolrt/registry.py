@@ -20,9 +20,9 @@ so the hot path (resolving a name for a call) is two dictionary lookups.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, Generic, Literal, Protocol, TypeAlias, TypeVar
 
 from ._json import NotLosslessJsonError, snapshot_json, thaw
 from .definition import ToolDefinition, ToolOutput, ToolSchema
@@ -102,6 +102,61 @@ class _Layer:
         return True
 
 
+class _Reclaimable(Protocol):
+    def empty(self) -> bool: ...
+
+
+_L = TypeVar("_L", bound=_Reclaimable)
+
+
+class ScopedLayers(Generic[_L]):
+    """One global layer and, lazily, one layer per scope key, dropped again once it is empty.
+
+    The storage :class:`ToolRegistry` and :class:`toolrt.prompt.SystemPrompt` both keep their
+    registrations in, so creating, reading and reclaiming scoped layers is spelled once.
+    """
+
+    def __init__(self, new_layer: Callable[[], _L]) -> None:
+        self._new_layer = new_layer
+        self._global = new_layer()
+        self._scoped: dict[Hashable, _L] = {}
+
+    def _layer(self, key: Hashable | None) -> _L | None:
+        return self._global if key is None else self._scoped.get(key)
+
+    def _layer_for_write(self, key: Hashable | None) -> _L:
+        if key is None:
+            return self._global
+        layer = self._scoped.get(key)
+        if layer is None:
+            layer = self._scoped[key] = self._new_layer()
+        return layer
+
+    def _reclaim(self, key: Hashable | None) -> None:
+        if key is not None:
+            layer = self._scoped.get(key)
+            if layer is not None and layer.empty():
+                del self._scoped[key]
+
+    def _remove_named(self, table: str, key: Hashable | None, name: str, entry: object) -> bool:
+        """Remove ``name`` from ``table`` of ``key``'s layer if it still holds ``entry``; whether it did.
+
+        Checking identity makes a disposer idempotent and keeps it from removing a later
+        registration of the same name.
+        """
+        current = self._layer(key)
+        if current is None or getattr(current, table).get(name) is not entry:
+            return False
+        del getattr(current, table)[name]
+        self._reclaim(key)
+        return True
+
+    def _layers_along(self, chain: Sequence[Hashable]) -> list[_L]:
+        """The existing scoped layers of ``chain`` (nearest first), farthest first."""
+        layers = (self._scoped.get(key) for key in reversed(chain))
+        return [layer for layer in layers if layer is not None]
+
+
 class _View:
     __slots__ = ("known", "restrictable", "visible")
 
@@ -113,14 +168,13 @@ class _View:
         self.restrictable = restrictable
 
 
-class ToolRegistry:
+class ToolRegistry(ScopedLayers[_Layer]):
     """The layered tool table. :class:`toolrt.ToolRuntime` is the public face; see its methods."""
 
     def __init__(self, events: EventBus, default_mode: PresentationMode) -> None:
+        super().__init__(_Layer)
         self._events = events
         self.default_mode: PresentationMode = default_mode
-        self._global = _Layer()
-        self._scoped: dict[Hashable, _Layer] = {}
         self._parents: dict[Hashable, Hashable] = {}
         self._generation = 0
         self._views: dict[Hashable | None, tuple[int, _View]] = {}
@@ -175,12 +229,7 @@ class ToolRegistry:
     def chain_layers(self, key: Hashable | None) -> list[_Layer]:
         """Existing scoped layers on the chain, farthest ancestor first, own last."""
         keys, _ = self.chain(key)
-        layers = []
-        for scope_key in reversed(keys):
-            layer = self._scoped.get(scope_key)
-            if layer is not None:
-                layers.append(layer)
-        return layers
+        return self._layers_along(keys)
 
     # --- visibility ----------------------------------------------------------------------------
 
@@ -269,20 +318,6 @@ class ToolRegistry:
 
     # --- mutation ------------------------------------------------------------------------------
 
-    def _layer_for_write(self, key: Hashable | None) -> _Layer:
-        if key is None:
-            return self._global
-        layer = self._scoped.get(key)
-        if layer is None:
-            layer = self._scoped[key] = _Layer()
-        return layer
-
-    def _reclaim(self, key: Hashable | None) -> None:
-        if key is not None:
-            layer = self._scoped.get(key)
-            if layer is not None and layer.empty():
-                del self._scoped[key]
-
     def _notify(self, change: ToolsChange) -> None:
         """Tell ``tools/change`` observers. Unlike other observers, a failure here propagates:
         a registration whose announcement failed is rolled back by the caller."""
@@ -303,13 +338,7 @@ class ToolRegistry:
         ):
             raise TypeError(f'tool "{name}" must declare output {{ schema, render, presentation_meta? }}')
         assert_supported_json_schema(output.schema)
-        timeout = definition.timeout_ms
-        if timeout is not None and not (
-            isinstance(timeout, int | float)
-            and not isinstance(timeout, bool)
-            and math.isfinite(timeout)
-            and timeout > 0
-        ):
+        if not is_valid_timeout_ms(definition.timeout_ms):
             raise TypeError(f'tool "{name}" timeout_ms must be a positive finite number')
         if name == RUN_CODE_NAME:
             raise ValueError(_RESERVED_TRANSPORT)
@@ -328,10 +357,7 @@ class ToolRegistry:
         self._bump()
 
         def unregister() -> None:
-            current = self._scoped.get(key) if key is not None else self._global
-            if current is not None and current.tools.get(name) is definition:
-                del current.tools[name]
-                self._reclaim(key)
+            if self._remove_named("tools", key, name, definition):
                 self._bump()
                 self._notify(ToolsChange("unregister", name, key))
 
@@ -363,10 +389,7 @@ class ToolRegistry:
         self._bump()
 
         def unreserve() -> None:
-            current = self._scoped.get(key) if key is not None else self._global
-            if current is not None and current.reserved.get(name) is token:
-                del current.reserved[name]
-                self._reclaim(key)
+            if self._remove_named("reserved", key, name, token):
                 self._bump()
                 self._notify(ToolsChange("unreserve", name, key))
 
@@ -436,7 +459,7 @@ class ToolRegistry:
         def remove() -> None:
             cell.alive = False
             self.guard_count -= 1
-            current = self._scoped.get(key) if key is not None else self._global
+            current = self._layer(key)
             if current is not None and cell in current.guards:
                 current.guards = [item for item in current.guards if item is not cell]
                 self._reclaim(key)
@@ -496,6 +519,20 @@ class ToolRegistry:
         disposer = Disposer(restore, owner)
         self._announce_or_roll_back(disposer, ToolsChange("present", mode, key))
         return disposer
+
+
+def is_valid_timeout_ms(timeout_ms: object) -> bool:
+    """Whether ``timeout_ms`` is ``None`` (no timeout) or a positive finite number (never a ``bool``).
+
+    ``register`` enforces it; ``define_tool`` and ``@tool`` check it up front, so an author sees the
+    mistake where the tool is defined.
+    """
+    return timeout_ms is None or (
+        isinstance(timeout_ms, int | float)
+        and not isinstance(timeout_ms, bool)
+        and math.isfinite(timeout_ms)
+        and timeout_ms > 0
+    )
 
 
 def _name_set(names: Iterable[str] | None, label: str) -> frozenset[str] | None:

@@ -16,20 +16,8 @@ from ..approval import ApprovalOutcome
 from ..content import ContentBlock
 from ..content import UserMessage as ContextMessage
 from ..results import ToolExecutionResult
-from .event_records import (
-    APPROVAL_ASKED,
-    APPROVAL_DECIDED,
-    CODE_DISPATCH,
-    CODE_DISPATCH_START,
-    CONTEXT_ADDED,
-    MODEL_ASSISTANT,
-    MODEL_USER,
-    TOOL_CALL,
-    TOOL_RESULT,
-    TURN_END,
-    TURN_START,
-    NewEvent,
-)
+from . import event_records
+from .event_records import NewEvent
 from .event_schema import TurnEndReason
 from .messages import AssistantMessage, Usage
 
@@ -53,13 +41,13 @@ def model_user_event(
 ) -> NewEvent:
     """``model/user``: a user message (a string becomes one text block)."""
     blocks = text_block_content(content) if isinstance(content, str) else list(content)
-    return NewEvent(MODEL_USER, {"content": blocks, "id": id, "source": source})
+    return NewEvent(event_records.MODEL_USER, {"content": blocks, "id": id, "source": source})
 
 
 def model_assistant_event(message: AssistantMessage, usage: Usage | None = None) -> NewEvent:
     """``model/assistant``: what the model said, its calls with their raw argument text, and usage."""
     return NewEvent(
-        MODEL_ASSISTANT,
+        event_records.MODEL_ASSISTANT,
         {
             "text": message.text,
             "reasoning": message.reasoning,
@@ -89,7 +77,7 @@ def tool_call_event(
     except NotLosslessJsonError:
         parsed_arguments = None
     return NewEvent(
-        TOOL_CALL,
+        event_records.TOOL_CALL,
         {
             "call_id": call_id,
             "name": name,
@@ -111,7 +99,7 @@ def tool_result_event(call_id: str, name: str, result: ToolExecutionResult) -> N
             "info": None if info is None else {"name": info.name, "code": info.code},
         }
     return NewEvent(
-        TOOL_RESULT,
+        event_records.TOOL_RESULT,
         {
             "call_id": call_id,
             "name": name,
@@ -126,7 +114,7 @@ def tool_result_event(call_id: str, name: str, result: ToolExecutionResult) -> N
 def context_added_event(call_id: str, message: ContextMessage | Mapping[str, Any]) -> NewEvent:
     """``context/added``: an additional context (``{id, content, source?}``) after ``call_id``'s result."""
     return NewEvent(
-        CONTEXT_ADDED,
+        event_records.CONTEXT_ADDED,
         {
             "call_id": call_id,
             "id": message["id"],
@@ -141,7 +129,7 @@ def approval_asked_event(
 ) -> NewEvent:
     """``approval/asked``: a human was asked whether ``tool_name`` may run with ``arguments``."""
     return NewEvent(
-        APPROVAL_ASKED,
+        event_records.APPROVAL_ASKED,
         {
             "call_id": call_id,
             "tool_name": tool_name,
@@ -154,7 +142,9 @@ def approval_asked_event(
 
 def approval_decided_event(call_id: str, tool_name: str, outcome: ApprovalOutcome) -> NewEvent:
     """``approval/decided``: the answer (an ``ApprovalOutcome``)."""
-    return NewEvent(APPROVAL_DECIDED, {"call_id": call_id, "tool_name": tool_name, "outcome": outcome})
+    return NewEvent(
+        event_records.APPROVAL_DECIDED, {"call_id": call_id, "tool_name": tool_name, "outcome": outcome}
+    )
 
 
 def code_dispatch_start_event(
@@ -162,7 +152,7 @@ def code_dispatch_start_event(
 ) -> NewEvent:
     """``tool/code-dispatch-start``: a ``run_code`` sub-call started (log-only)."""
     return NewEvent(
-        CODE_DISPATCH_START,
+        event_records.CODE_DISPATCH_START,
         {
             "root_call_id": root_call_id,
             "parent_call_id": parent_call_id,
@@ -187,7 +177,7 @@ def code_dispatch_event(
 ) -> NewEvent:
     """``tool/code-dispatch``: a ``run_code`` sub-call settled (log-only)."""
     return NewEvent(
-        CODE_DISPATCH,
+        event_records.CODE_DISPATCH,
         {
             "root_call_id": root_call_id,
             "parent_call_id": parent_call_id,
@@ -203,9 +193,9 @@ def code_dispatch_event(
 
 def turn_start_event(turn: int | None = None, *, agent: Any = None) -> NewEvent:
     """``turn/start``."""
-    return NewEvent(TURN_START, {"turn": turn, "agent": agent})
+    return NewEvent(event_records.TURN_START, {"turn": turn, "agent": agent})
 
 
 def turn_end_event(reason: TurnEndReason, *, turn: int | None = None, error: str | None = None) -> NewEvent:
     """``turn/end`` with why the turn ended (``error`` carries the message when ``reason="error"``)."""
-    return NewEvent(TURN_END, {"turn": turn, "reason": reason, "error": error})
+    return NewEvent(event_records.TURN_END, {"turn": turn, "reason": reason, "error": error})

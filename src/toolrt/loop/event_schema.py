@@ -38,28 +38,18 @@ Extra keys in ``data`` are allowed and preserved (forward compatibility).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, get_args
 
-from .event_records import (
-    APPROVAL_ASKED,
-    APPROVAL_DECIDED,
-    CODE_DISPATCH,
-    CODE_DISPATCH_START,
-    CONTEXT_ADDED,
-    MODEL_ASSISTANT,
-    MODEL_USER,
-    TOOL_CALL,
-    TOOL_RESULT,
-    TURN_END,
-    TURN_START,
-)
+from ..approval import ApprovalOutcome
+from . import event_records
 
 __all__ = ["TurnEndReason", "check_event_data"]
 
 TurnEndReason: TypeAlias = Literal["stop", "step-budget", "concluded", "aborted", "error"]
 
-_TURN_END_REASONS = ("stop", "step-budget", "concluded", "aborted", "error")
-_APPROVAL_OUTCOMES = ("allowed-once", "rejected", "cancelled", "unavailable")
+# Read off the Literal types, so the checks cannot drift from what the constructors are typed to take.
+_TURN_END_REASONS: tuple[str, ...] = get_args(TurnEndReason)
+_APPROVAL_OUTCOMES: tuple[str, ...] = get_args(ApprovalOutcome)
 
 _Check: TypeAlias = tuple[str, Callable[[Any], bool], str]
 
@@ -131,51 +121,51 @@ _CODE_DISPATCH: tuple[_Check, ...] = (
     ("arguments", _is_any, "present"),
 )
 _SCHEMAS: dict[str, tuple[_Check, ...]] = {
-    MODEL_USER: (("content", _is_content, _CONTENT), ("id", _is_opt_str, _OPT_STR)),
-    MODEL_ASSISTANT: (
+    event_records.MODEL_USER: (("content", _is_content, _CONTENT), ("id", _is_opt_str, _OPT_STR)),
+    event_records.MODEL_ASSISTANT: (
         ("text", _is_str, _STR),
         ("reasoning", _is_opt_str, _OPT_STR),
         ("tool_calls", _is_tool_calls, "a list of {id, name, arguments} string objects"),
         ("stop_reason", _is_opt_str, _OPT_STR),
         ("usage", _is_usage, "null or {input_tokens, output_tokens} (integers or null)"),
     ),
-    TOOL_CALL: (
+    event_records.TOOL_CALL: (
         ("call_id", _is_str, _STR),
         ("name", _is_str, _STR),
         ("arguments", _is_str, "the raw arguments string"),
         ("parsed_arguments", _is_any, "present (null when the arguments did not parse)"),
     ),
-    TOOL_RESULT: (
+    event_records.TOOL_RESULT: (
         ("call_id", _is_str, _STR),
         ("name", _is_str, _STR),
         ("content", _is_content, _CONTENT),
         ("is_error", _is_bool, "a boolean"),
         ("error", _is_error, "null or {message: string, info: null or {name, code}}"),
     ),
-    CONTEXT_ADDED: (
+    event_records.CONTEXT_ADDED: (
         ("call_id", _is_str, _STR),
         ("id", _is_str, _STR),
         ("content", _is_content, _CONTENT),
     ),
-    APPROVAL_ASKED: (
+    event_records.APPROVAL_ASKED: (
         ("call_id", _is_str, _STR),
         ("tool_name", _is_str, _STR),
         ("reason", _is_opt_str, _OPT_STR),
         ("arguments", _is_any, "present"),
     ),
-    APPROVAL_DECIDED: (
+    event_records.APPROVAL_DECIDED: (
         ("call_id", _is_str, _STR),
         ("tool_name", _is_str, _STR),
         ("outcome", _one_of(_APPROVAL_OUTCOMES), "one of " + ", ".join(_APPROVAL_OUTCOMES)),
     ),
-    CODE_DISPATCH_START: _CODE_DISPATCH,
-    CODE_DISPATCH: (
+    event_records.CODE_DISPATCH_START: _CODE_DISPATCH,
+    event_records.CODE_DISPATCH: (
         *_CODE_DISPATCH,
         ("is_error", _is_bool, "a boolean"),
         ("content", _is_content, _CONTENT),
     ),
-    TURN_START: (("turn", _is_opt_int, "an integer or null"),),
-    TURN_END: (
+    event_records.TURN_START: (("turn", _is_opt_int, "an integer or null"),),
+    event_records.TURN_END: (
         ("turn", _is_opt_int, "an integer or null"),
         ("reason", _one_of(_TURN_END_REASONS), "one of " + ", ".join(_TURN_END_REASONS)),
         ("error", _is_opt_str, _OPT_STR),
@@ -197,6 +187,6 @@ def check_event_data(type: str, data: Mapping[str, Any]) -> str | None:
             return f"data.{key} is missing"
         if not check(data[key]):
             return f"data.{key} must be {expected}"
-    if type == TOOL_RESULT and (data["error"] is None) == data["is_error"]:
+    if type == event_records.TOOL_RESULT and (data["error"] is None) == data["is_error"]:
         return "data.error must be set exactly when data.is_error is true"
     return None

@@ -30,21 +30,9 @@ from typing import Any, Literal, Protocol, TypeAlias, cast
 from .._json import NotLosslessJsonError, snapshot_json
 from ..definition import PresentedResult, ToolDefinition
 from ..presentation import ToolCallView, ToolResultView
+from . import event_records
+from .event_records import Event
 from .messages import AssistantMessage, ToolCall, UserMessage
-from .session import (
-    APPROVAL_ASKED,
-    APPROVAL_DECIDED,
-    CODE_DISPATCH,
-    CODE_DISPATCH_START,
-    CONTEXT_ADDED,
-    MODEL_ASSISTANT,
-    MODEL_USER,
-    TOOL_CALL,
-    TOOL_RESULT,
-    TURN_END,
-    TURN_START,
-    Event,
-)
 
 __all__ = [
     "ApprovalItem",
@@ -61,8 +49,8 @@ __all__ = [
 
 _logger = logging.getLogger(__name__)
 
-_CALL_TYPES = (TOOL_CALL, CODE_DISPATCH_START, CODE_DISPATCH)
-_RESULT_TYPES = (TOOL_RESULT, CODE_DISPATCH)
+_CALL_TYPES = (event_records.TOOL_CALL, event_records.CODE_DISPATCH_START, event_records.CODE_DISPATCH)
+_RESULT_TYPES = (event_records.TOOL_RESULT, event_records.CODE_DISPATCH)
 
 
 class ToolLookup(Protocol):
@@ -82,7 +70,7 @@ def call_arguments(event: Event) -> Any:
     """
     _expect(event, _CALL_TYPES, "render_call_card")
     data = event.data
-    if event.type == TOOL_CALL:
+    if event.type == event_records.TOOL_CALL:
         parsed = data.get("parsed_arguments")
         return data.get("arguments") if parsed is None else parsed
     return data.get("arguments")
@@ -252,10 +240,10 @@ def replay(events: Iterable[Event], runtime: ToolLookup | None = None) -> list[R
     for event in events:
         kind = event.type
         data = event.data
-        if kind == MODEL_USER:
+        if kind == event_records.MODEL_USER:
             user = UserMessage(data.get("content", ()), data.get("id"), data.get("source"))
             items.append(MessageItem("user", event, user))
-        elif kind == MODEL_ASSISTANT:
+        elif kind == event_records.MODEL_ASSISTANT:
             calls = tuple(
                 ToolCall(str(call.get("id")), str(call.get("name")), str(call.get("arguments")))
                 for call in data.get("tool_calls", ())
@@ -264,16 +252,16 @@ def replay(events: Iterable[Event], runtime: ToolLookup | None = None) -> list[R
                 str(data.get("text", "")), calls, data.get("reasoning"), data.get("stop_reason")
             )
             items.append(MessageItem("assistant", event, assistant))
-        elif kind == CONTEXT_ADDED:
+        elif kind == event_records.CONTEXT_ADDED:
             context = UserMessage(data.get("content", ()), data.get("id"), data.get("source"))
             items.append(MessageItem("context", event, context, str(data.get("call_id"))))
-        elif kind == TOOL_CALL:
+        elif kind == event_records.TOOL_CALL:
             call_id = str(data.get("call_id"))
             agents[call_id] = data.get("agent")
             tools[call_id] = len(items)
             card = render_call_card(event, runtime)
             items.append(ToolItem("tool", call_id, str(data.get("name")), event, card))
-        elif kind == TOOL_RESULT:
+        elif kind == event_records.TOOL_RESULT:
             call_id = str(data.get("call_id"))
             _settle(
                 items,
@@ -285,7 +273,7 @@ def replay(events: Iterable[Event], runtime: ToolLookup | None = None) -> list[R
                 parent=None,
                 agent=agents.get(call_id),
             )
-        elif kind == CODE_DISPATCH_START:
+        elif kind == event_records.CODE_DISPATCH_START:
             sub_id = str(data.get("sub_call_id"))
             parent = str(data.get("parent_call_id"))
             agent = _sub_agent(data, agents, parent)
@@ -294,12 +282,12 @@ def replay(events: Iterable[Event], runtime: ToolLookup | None = None) -> list[R
             items.append(
                 ToolItem("sub-call", sub_id, str(data.get("name")), event, card, parent_call_id=parent)
             )
-        elif kind == CODE_DISPATCH:
+        elif kind == event_records.CODE_DISPATCH:
             sub_id = str(data.get("sub_call_id"))
             parent = str(data.get("parent_call_id"))
             agent = _sub_agent(data, agents, parent)
             _settle(items, subs, event, runtime, call_id=sub_id, kind="sub-call", parent=parent, agent=agent)
-        elif kind == APPROVAL_ASKED:
+        elif kind == event_records.APPROVAL_ASKED:
             call_id = str(data.get("call_id"))
             approvals[call_id] = len(items)
             items.append(
@@ -307,7 +295,7 @@ def replay(events: Iterable[Event], runtime: ToolLookup | None = None) -> list[R
                     call_id, str(data.get("tool_name")), data.get("reason"), data.get("arguments"), event
                 )
             )
-        elif kind == APPROVAL_DECIDED:
+        elif kind == event_records.APPROVAL_DECIDED:
             call_id = str(data.get("call_id"))
             outcome = data.get("outcome")
             index = approvals.get(call_id)
@@ -318,9 +306,9 @@ def replay(events: Iterable[Event], runtime: ToolLookup | None = None) -> list[R
                 )
             else:
                 items[index] = replace(cast(ApprovalItem, items[index]), outcome=outcome, decided_event=event)
-        elif kind == TURN_START:
+        elif kind == event_records.TURN_START:
             items.append(TurnItem("turn-start", event))
-        elif kind == TURN_END:
+        elif kind == event_records.TURN_END:
             items.append(TurnItem("turn-end", event, data.get("reason")))
     return items
 

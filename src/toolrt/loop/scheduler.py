@@ -280,7 +280,7 @@ class _Batch:
                 # A policy outcome already decided (e.g. a denial) stays; post-execute cannot run now.
                 result = self.stages.finish(execution, slot.early[1])
             else:
-                result = self.stages.finish(execution, _aborted_result(execution))
+                result = self.stages.finish_aborted(execution)
             self._record(CommittedCall(slot.call, slot.arguments, result))
         self.pending.clear()
         self._abort_unstarted()
@@ -293,12 +293,6 @@ def _fired(signal: AbortSignal) -> bool:
 
 def _aborted_signal(signal: AbortSignal) -> AbortSignal:
     return signal if signal.aborted else AbortSignal.aborted_with("the step was cancelled")
-
-
-def _aborted_result(execution: ToolExecution) -> ToolExecutionResult:
-    from ..pipeline import _aborted
-
-    return _aborted(execution._body_invoked)
 
 
 def _aborted_before_dispatch() -> BaseException:
