@@ -930,17 +930,9 @@ async def _capabilities(ctx: Ctx) -> None:
     "26",
     detect="root",
     tags=("host-uid", "leak-root-only-file"),
-    known={
-        "bwrap:full": (
-            "FINDING[host-uid,leak-root-only-file] (root hosts only): bwrap started by root maps the "
-            "sandbox's uid 65534 to host uid 0 (uid_map '65534 0 1'), so the program is kuid 0 without "
-            "capabilities: owner of every root-owned file in its mount view (DAC: it reads a 0600 root file "
-            "under read_paths, which the landlock backend's uid 65534 cannot), exempt from RLIMIT_NPROC "
-            "(INIT_USER), and the report still says 'full'; start bwrap as an unprivileged uid instead"
-        )
-    }
-    if IS_ROOT
-    else {},
+    # Fixed finding: bwrap started by root mapped the sandbox's uid 65534 to host uid 0 (uid_map
+    # '65534 0 1'), owner of every root-owned file in its view; a root host now starts bwrap as uid
+    # 65534, and where it cannot, the report says partial.
 )
 async def _host_uid(ctx: Ctx) -> None:
     await ctx.run(P.CAPABILITIES)

@@ -11,6 +11,7 @@ import os
 import shutil
 import stat
 import sys
+import tempfile
 import textwrap
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,6 +21,7 @@ import pytest
 from toolrt.runtimes.base import CodeRunRequest, CodeRunResult
 from toolrt.runtimes.python_sandbox import ProbeResults, PythonSandboxRuntime, probe
 from toolrt.runtimes.python_sandbox.backends import _DROP_TO, _resolve_plan
+from toolrt.runtimes.python_sandbox.bootstrap import CHILD_FILES
 from toolrt.runtimes.python_sandbox.host import probe_host
 
 IS_ROOT = sys.platform == "linux" and os.geteuid() == 0
@@ -139,14 +141,14 @@ def test_fallback_interpreter_probe() -> None:
 def test_a_private_bootstrap_is_copied_somewhere_uid_65534_can_read(tmp_path: Path) -> None:
     private = tmp_path / "private"
     private.mkdir(mode=0o700)
-    for name in ("bootstrap.py", "confine.py", "seccomp_tables.py"):
+    for name in CHILD_FILES:
         shutil.copyfile(PACKAGE / name, private / name)
     staged = probe.drop_readable_bootstrap(str(private / "bootstrap.py"), *_DROP_TO)
     assert staged != str(private / "bootstrap.py")
     folder = Path(staged).parent
     info = folder.stat()
     assert (info.st_uid, stat.S_IMODE(info.st_mode)) == (0, 0o755)
-    for name in ("bootstrap.py", "confine.py", "seccomp_tables.py"):
+    for name in CHILD_FILES:
         copied = folder / name
         assert copied.read_bytes() == (private / name).read_bytes()
         assert (copied.stat().st_uid, stat.S_IMODE(copied.stat().st_mode)) == (0, 0o644)
@@ -158,7 +160,7 @@ def test_a_readable_bootstrap_is_used_in_place(tmp_path: Path) -> None:
     public.mkdir()
     try:
         public.chmod(0o755)
-        for name in ("bootstrap.py", "confine.py", "seccomp_tables.py"):
+        for name in CHILD_FILES:
             shutil.copyfile(PACKAGE / name, public / name)
             (public / name).chmod(0o644)
         bootstrap = str(public / "bootstrap.py")
@@ -170,7 +172,7 @@ def test_a_readable_bootstrap_is_used_in_place(tmp_path: Path) -> None:
 async def test_a_private_bootstrap_runs_dropped(tmp_path: Path) -> None:
     private = tmp_path / "boot"
     private.mkdir(mode=0o700)
-    for name in ("bootstrap.py", "confine.py", "seccomp_tables.py"):
+    for name in CHILD_FILES:
         shutil.copyfile(PACKAGE / name, private / name)
     runtime = PythonSandboxRuntime(
         backend="landlock", pool_size=0, _bootstrap_path=str(private / "bootstrap.py")
@@ -222,17 +224,101 @@ def test_plan_with_a_usable_host_interpreter_needs_no_fallback() -> None:
     assert plan.predicted().enforcement == "full"
 
 
-def test_bwrap_plan_ignores_the_fallback() -> None:
-    probes = fake_probes(bwrap_path="/usr/bin/bwrap", bwrap_works=True, fallback_python="/usr/bin/python3")
+def test_bwrap_as_root_is_started_as_65534_with_the_fallback_interpreter() -> None:
+    """A root host starts bwrap as uid 65534 so the sandbox maps to it, not to host uid 0; the
+    interpreter must then work as that uid, so the fallback runs the child."""
+    probes = fake_probes(
+        bwrap_path="/usr/bin/bwrap",
+        bwrap_works=True,
+        fallback_python="/usr/bin/python3",
+        fallback_bootstrap="/tmp/copy/bootstrap.py",
+    )
     plan = _resolve_plan("bwrap", probes, allow_unconfined=False)
-    assert plan.backend == "bwrap" and plan.python is None
+    assert plan.backend == "bwrap" and plan.bwrap_as == _DROP_TO and plan.drop_to is None
+    assert (plan.python, plan.bootstrap) == ("/usr/bin/python3", "/tmp/copy/bootstrap.py")
+    report = plan.predicted()
+    assert report.enforcement == "full"
+    assert report.layers == ("bwrap", "rlimits", "uid-drop", "no-new-privs", "landlock", "seccomp")
+    assert report.notes[0].startswith("child interpreter /usr/bin/python3")
+
+
+def test_auto_as_root_prefers_bwrap_when_it_can_start_unprivileged() -> None:
+    probes = fake_probes(bwrap_path="/usr/bin/bwrap", bwrap_works=True, fallback_python="/usr/bin/python3")
+    plan = _resolve_plan("auto", probes, allow_unconfined=False)
+    assert plan.backend == "bwrap" and plan.bwrap_as == _DROP_TO
+    assert plan.predicted().enforcement == "full"
 
 
 def test_auto_as_root_prefers_the_backend_that_reaches_full_enforcement() -> None:
-    """As root, bwrap maps the program to host uid 0 (partial); the in-child layers drop to 65534."""
-    probes = fake_probes(bwrap_path="/usr/bin/bwrap", bwrap_works=True, fallback_python="/usr/bin/python3")
+    """Where bwrap cannot be started unprivileged (user namespaces restricted), bwrap started by
+    root maps the program to host uid 0 (partial); the in-child layers drop to 65534 (full)."""
+    probes = fake_probes(
+        bwrap_path="/usr/bin/bwrap",
+        bwrap_works=True,
+        fallback_python="/usr/bin/python3",
+        bwrap_drop_problem="bwrap started as uid 65534: functional run exited 1: uid map: Permission denied",
+    )
     plan = _resolve_plan("auto", probes, allow_unconfined=False)
     assert plan.backend == "landlock" and plan.drop_to == _DROP_TO
     assert plan.predicted().enforcement == "full"
     bwrap = _resolve_plan("bwrap", probes, allow_unconfined=False)
-    assert bwrap.predicted().enforcement == "partial"
+    assert bwrap.bwrap_as is None and bwrap.python is None
+    report = bwrap.predicted()
+    assert report.enforcement == "partial"
+    assert "uid-drop" not in report.layers
+    assert report.notes[0] == "uid drop skipped: " + str(probes.bwrap_drop_problem)
+    assert report.notes[-1].startswith("bwrap started by root: the program runs as host uid 0")
+
+
+def test_bwrap_as_root_without_an_interpreter_for_65534_stays_root_and_says_why() -> None:
+    probes = fake_probes(bwrap_path="/usr/bin/bwrap", bwrap_works=True, fallback_problem="no other Python")
+    bwrap = _resolve_plan("bwrap", probes, allow_unconfined=False)
+    assert bwrap.bwrap_as is None
+    report = bwrap.predicted()
+    assert report.enforcement == "partial"
+    assert "uid drop skipped" in report.notes[0] and "no other Python" in report.notes[0]
+
+
+BWRAP = PROBES is not None and PROBES.bwrap_works and PROBES.bwrap_disable_userns
+
+
+@pytest.mark.skipif(not BWRAP, reason="needs a working bwrap with --disable-userns")
+async def test_bwrap_as_root_runs_the_program_as_65534_with_full_enforcement() -> None:
+    """End to end: bwrap started by root would map the program to host uid 0, the owner of every
+    root-owned file in its view; started as 65534 it cannot read a root-only (0600) file under a
+    granted read path."""
+    assert PROBES is not None
+    if PROBES.bwrap_drop_problem is not None:
+        pytest.skip(f"bwrap cannot start unprivileged here: {PROBES.bwrap_drop_problem}")
+    base = Path(tempfile.mkdtemp(prefix="toolrt-bwrap-root-"))
+    granted = base / "granted"
+    granted.mkdir()
+    (granted / "root-only").write_text("secret")
+    (granted / "root-only").chmod(0o600)
+    (granted / "public").write_text("public")
+    (granted / "public").chmod(0o644)
+    for path in (base, granted):
+        path.chmod(0o755)
+    hidden = base / "hidden"  # not traversable by uid 65534: not mounted, and the report says so
+    hidden.mkdir(mode=0o700)
+    runtime = PythonSandboxRuntime(backend="bwrap", pool_size=0, read_paths=[str(granted), str(hidden)])
+    program = f"""
+        import os
+        out = [os.getuid(), os.geteuid(), os.getgid(), os.getgroups()]
+        out.append(open({str(granted / "public")!r}).read())
+        try:
+            out.append(open({str(granted / "root-only")!r}).read())
+        except PermissionError as error:
+            out.append(type(error).__name__)
+        return out
+    """
+    try:
+        result = await run(runtime, program)
+    finally:
+        await runtime.aclose()
+        shutil.rmtree(base)
+    assert result.value == [65534, 65534, 65534, [], "public", "PermissionError"]
+    isolation = result.meta["isolation"]
+    assert isolation["enforcement"] == "full", isolation
+    assert isolation["layers"][:3] == ["bwrap", "rlimits", "uid-drop"]
+    assert f"read path {hidden} not mounted: {hidden} is not accessible to uid 65534" in isolation["notes"]

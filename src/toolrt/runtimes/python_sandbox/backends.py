@@ -42,6 +42,8 @@ class ProbeResults:
     --disable-userns``, which the bwrap rung requires. When ``drop_problem`` is set,
     ``fallback_python`` is a Python >= 3.11 that does work as uid 65534 (with ``fallback_bootstrap``,
     a bootstrap readable by that uid), or ``None`` with ``fallback_problem`` saying why there is none.
+    ``bwrap_drop_problem`` (root hosts with a working bwrap) says why bwrap cannot be started as uid
+    65534, which is how a root host keeps the sandbox off host uid 0 (``None``: it can).
     """
 
     landlock_abi: int | None
@@ -54,6 +56,7 @@ class ProbeResults:
     fallback_python: str | None = None
     fallback_bootstrap: str | None = None
     fallback_problem: str = ""
+    bwrap_drop_problem: str | None = None
 
 
 def probe_host(python: str | None = None, bootstrap: str | None = None) -> ProbeResults:
@@ -68,6 +71,12 @@ def probe_host(python: str | None = None, bootstrap: str | None = None) -> Probe
         fallback, fallback_problem = probe.drop_interpreter(*_DROP_TO, exclude=python or sys.executable)
         if fallback is not None:
             fallback_bootstrap = probe.drop_readable_bootstrap(bootstrap or _BOOTSTRAP, *_DROP_TO)
+    bwrap_drop_problem: str | None = None
+    if os.geteuid() == 0 and bwrap.works and bwrap.path is not None:
+        bwrap_drop_problem = probe.bwrap_as_user_problem(bwrap.path, *_DROP_TO)
+        if bwrap_drop_problem is None and fallback_bootstrap is None:
+            # Started as uid 65534, bwrap itself must reach the bootstrap (nothing reads it as root).
+            fallback_bootstrap = probe.drop_readable_bootstrap(bootstrap or _BOOTSTRAP, *_DROP_TO)
     return ProbeResults(
         landlock_abi=probe.probe_landlock(),
         seccomp=probe.probe_seccomp(),
@@ -79,6 +88,7 @@ def probe_host(python: str | None = None, bootstrap: str | None = None) -> Probe
         fallback_python=fallback,
         fallback_bootstrap=fallback_bootstrap,
         fallback_problem=fallback_problem,
+        bwrap_drop_problem=bwrap_drop_problem,
     )
 
 
@@ -101,6 +111,16 @@ class _Plan:
     """The child interpreter, when not the runtime's own (a root host's fallback for the uid drop)."""
     bootstrap: str | None = None
     """The bootstrap to run with ``python`` (``None``: the runtime's)."""
+    bwrap_as: tuple[int, int] | None = None
+    """The uid/gid a root host starts bwrap as (the sandbox's uid then maps to it, not to root)."""
+
+    @property
+    def root_kept(self) -> bool:
+        """A root host whose child keeps host uid 0: bwrap started as root maps the sandbox to it;
+        a landlock child without the uid drop stays it."""
+        if os.geteuid() != 0 or self.backend not in ("bwrap", "landlock"):
+            return False
+        return (self.bwrap_as if self.backend == "bwrap" else self.drop_to) is None
 
     def predicted(self) -> IsolationReport:
         """What a child of this plan should report (replaced by a real report once one boots)."""
@@ -110,25 +130,23 @@ class _Plan:
             return IsolationReport("process", "none", ("rlimits",), None, self.notes)
         layers = ["bwrap"] if self.backend == "bwrap" else []
         layers.append("rlimits")
-        if self.drop_to is not None:
+        if self.drop_to is not None or self.bwrap_as is not None:
             layers.append("uid-drop")
         layers.append("no-new-privs")
         if self.landlock:
             layers.append("landlock")
         if self.seccomp:
             layers.append("seccomp")
-        # As root, a landlock child that could not drop, or any bwrap child (mapped to host uid 0),
-        # is partial: see _achieved.
-        root_kept = os.geteuid() == 0 and (self.backend == "bwrap" or self.drop_to is None)
+        # As root, a child that keeps host uid 0 is partial: see _achieved.
         full = (
             self.landlock
             and self.seccomp
             and self.landlock_abi is not None
             and self.landlock_abi >= 3
-            and not root_kept
+            and not self.root_kept
         )
         notes = self.notes
-        if self.backend == "bwrap" and os.geteuid() == 0:
+        if self.backend == "bwrap" and self.root_kept:
             notes += (_BWRAP_ROOT_NOTE,)
         return IsolationReport(
             "process", "full" if full else "partial", tuple(layers), self.landlock_abi, notes
@@ -143,14 +161,9 @@ def _resolve_plan(requested: BackendName, probes: ProbeResults, allow_unconfined
         )
     abi = probes.landlock_abi
     bwrap_ok = probes.bwrap_works and probes.bwrap_path is not None and probes.bwrap_disable_userns
-    if requested == "auto" and os.geteuid() == 0 and abi is not None and probes.seccomp:
-        # As root, bwrap maps the sandbox uid to host uid 0 (see _achieved), while the in-child
-        # layers drop to an unprivileged uid: prefer whichever reaches full enforcement.
-        landlock = _landlock_plan(probes, abi)
-        if landlock.drop_to is not None:
-            return landlock
-    if requested in ("auto", "bwrap") and bwrap_ok:
-        return _Plan(
+    bwrap: _Plan | None = None
+    if bwrap_ok:
+        bwrap = _Plan(
             "bwrap",
             bwrap_path=probes.bwrap_path,
             landlock=abi is not None,
@@ -158,6 +171,16 @@ def _resolve_plan(requested: BackendName, probes: ProbeResults, allow_unconfined
             landlock_abi=abi,
             notes=() if abi is not None else ("Landlock unavailable: bwrap namespaces + seccomp only",),
         )
+        if os.geteuid() == 0:
+            bwrap = _bwrap_root_plan(bwrap, probes)
+    if requested == "auto" and (bwrap is None or bwrap.root_kept) and abi is not None and probes.seccomp:
+        # As root, a bwrap that must be started as root maps the sandbox uid to host uid 0 (see
+        # _achieved), while the in-child layers drop to an unprivileged uid: prefer full enforcement.
+        landlock = _landlock_plan(probes, abi)
+        if not landlock.root_kept:
+            return landlock
+    if requested in ("auto", "bwrap") and bwrap is not None:
+        return bwrap
     bwrap_reason = probes.bwrap_reason or "not found"
     if probes.bwrap_works and not probes.bwrap_disable_userns:
         bwrap_reason = "bwrap cannot use --unshare-user --disable-userns here"
@@ -183,6 +206,31 @@ def _resolve_plan(requested: BackendName, probes: ProbeResults, allow_unconfined
         reason += f"; no working bwrap ({bwrap_reason})"
     reason += "; pass allow_unconfined=True to run without a sandbox"
     return _Plan(None, unavailable=reason)
+
+
+def _bwrap_root_plan(plan: _Plan, probes: ProbeResults) -> _Plan:
+    """A root host starts bwrap as uid 65534, so the sandbox maps to that uid instead of host uid 0;
+    the interpreter (or the fallback one) and the bootstrap must then work as that uid. When either
+    cannot, bwrap is started as root and the plan says so (``partial``)."""
+    if probes.bwrap_drop_problem is not None:
+        return replace(plan, notes=(*plan.notes, f"uid drop skipped: {probes.bwrap_drop_problem}"))
+    if probes.drop_problem is None:
+        return replace(plan, bwrap_as=_DROP_TO, bootstrap=probes.fallback_bootstrap)
+    if probes.fallback_python is None:
+        why = f"; {probes.fallback_problem}" if probes.fallback_problem else ""
+        note = f"uid drop skipped ({probes.drop_problem}): no interpreter works as uid {_DROP_TO[0]}{why}"
+        return replace(plan, notes=(*plan.notes, note))
+    note = (
+        f"child interpreter {probes.fallback_python} (the host interpreter is not readable by uid "
+        f"{_DROP_TO[0]}: {probes.drop_problem})"
+    )
+    return replace(
+        plan,
+        bwrap_as=_DROP_TO,
+        python=probes.fallback_python,
+        bootstrap=probes.fallback_bootstrap,
+        notes=(*plan.notes, note),
+    )
 
 
 def _landlock_plan(probes: ProbeResults, abi: int | None) -> _Plan:
@@ -225,11 +273,16 @@ _BWRAP_ROOT_NOTE = (
 )
 
 
-def _achieved(plan: _Plan, ready: Ready) -> IsolationReport:
+def _achieved(plan: _Plan, ready: Ready, host_notes: tuple[str, ...] = ()) -> IsolationReport:
     layers = (("bwrap",) if plan.backend == "bwrap" else ()) + ready.layers
+    if plan.bwrap_as is not None and "uid-drop" not in layers:
+        # The host dropped the uid before starting bwrap (the child never was root to drop it):
+        # listed where the in-child drop would be, as predicted() does.
+        at = layers.index("rlimits") + 1 if "rlimits" in layers else 1
+        layers = (*layers[:at], "uid-drop", *layers[at:])
     enforcement = "none" if plan.backend == "unconfined" else ready.enforcement
-    notes = plan.notes + ready.notes
-    if plan.backend == "bwrap" and os.geteuid() == 0 and enforcement == "full":
+    notes = plan.notes + host_notes + ready.notes
+    if plan.backend == "bwrap" and plan.root_kept and enforcement == "full":
         # Honest report: bwrap started by root maps the sandbox's uid to host uid 0, so the program
         # owns every root-owned file it can see (found by the attack suite).
         enforcement = "partial"
@@ -267,9 +320,12 @@ def _bwrap_args(python: str, bootstrap: str, disk_bytes: int, read_paths: Sequen
             args.extend(["--symlink", os.readlink(top), top])
         elif os.path.isdir(top):
             bind(top)
-    prefix = os.path.realpath(sys.base_prefix)
-    bind(prefix)
-    bind(os.path.dirname(os.path.realpath(python)))
+    executable = os.path.realpath(python)
+    if executable == os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable):
+        # This interpreter's stdlib may live outside /usr (a pyenv); a fallback interpreter's is
+        # its own business, and this prefix may not even be readable by the uid bwrap runs as.
+        bind(os.path.realpath(sys.base_prefix))
+    bind(os.path.dirname(executable))
     bind(os.path.dirname(os.path.realpath(bootstrap)))
     for extra in ("/etc/localtime", "/etc/ld.so.cache"):
         if os.path.exists(extra):

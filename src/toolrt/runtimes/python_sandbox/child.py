@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from ..base import CodeRunError, IsolationReport
 from .backends import _SANDBOX_WORKDIR, _achieved, _bwrap_args, _Plan
+from .confine import inaccessible_path
 from .limits import _BootSpec, _exit_message, _tree_cpu
 from .protocol import (
     BootFailed,
@@ -120,6 +121,8 @@ class _Child:
         self.workdir = ""
         self.channel: asyncio.Transport | None = None
         self.pipe_transports: list[asyncio.BaseTransport] = []
+        self.report_notes: list[str] = []
+        """What the host decided about this child that its isolation report must say."""
         self.pipes_open = 0
         self.exited: asyncio.Future[None] = self.loop.create_future()
         self.status: int | None = None
@@ -170,8 +173,24 @@ class _Child:
         if plan.backend != "bwrap":
             return python
         assert plan.bwrap_path is not None
+        if plan.bwrap_as is not None and os.geteuid() == 0:
+            read_paths = self._readable_by(plan.bwrap_as, read_paths)
         args = _bwrap_args(self.python, self.bootstrap, self.disk_bytes, read_paths)
         return [plan.bwrap_path, *args, "--", *python]
+
+    def _readable_by(self, identity: tuple[int, int], read_paths: Sequence[str]) -> list[str]:
+        """The read paths bwrap, started as ``identity``, can bind; each one it could not is a note
+        (bwrap would refuse to start, and the program could not have read it anyway)."""
+        kept: list[str] = []
+        for path in read_paths:
+            blocked = inaccessible_path(*identity, [path])
+            if blocked is None:
+                kept.append(path)
+            else:
+                self.report_notes.append(
+                    f"read path {path} not mounted: {blocked} is not accessible to uid {identity[0]}"
+                )
+        return kept
 
     def _boot_frame(self, read_paths: Sequence[str]) -> dict[str, Any]:
         plan = self.plan
@@ -210,6 +229,12 @@ class _Child:
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             env = {} if self.plan.backend == "bwrap" else {"MALLOC_ARENA_MAX": "1"}
+            # A root host starts bwrap unprivileged: the sandbox's uid then maps to that uid, not
+            # to host uid 0 (bwrap's own work dir is a tmpfs inside; it needs no host cwd).
+            as_user = self.plan.bwrap_as if os.geteuid() == 0 else None
+            identity: dict[str, Any] = (
+                {"user": as_user[0], "group": as_user[1], "extra_groups": []} if as_user is not None else {}
+            )
             try:
                 self.proc = subprocess.Popen(
                     self._argv(child.fileno(), read_paths),
@@ -220,7 +245,8 @@ class _Child:
                     close_fds=True,
                     start_new_session=True,
                     env=env,
-                    cwd=self.workdir,
+                    cwd="/" if as_user is not None else self.workdir,
+                    **identity,
                 )
             except OSError as error:
                 raise _BootFailure(
@@ -451,7 +477,7 @@ class _BootListener:
             child.violate(f"{_frame_name(frame)} frame before the program was sent")
         elif isinstance(frame, Ready):
             child.ready = frame
-            child.report = _achieved(child.plan, frame)
+            child.report = _achieved(child.plan, frame, tuple(child.report_notes))
             self._finish(None)
         elif isinstance(frame, BootFailed):
             child.broken = True

@@ -3,7 +3,8 @@
 The runtime resolves its backend once (:mod:`.backends`), keeps a warm pool of booted, confined
 children (:mod:`.pool`; each runs one program, then exits), and hands each run (:mod:`.run`) a warm
 child when the run's rlimit-relevant limits equal the defaults (:mod:`.limits`), else a cold one
-(:mod:`.child`). Protocol: :mod:`.protocol`; the child itself: ``bootstrap.py`` and ``confine.py``.
+(:mod:`.child`). Protocol: :mod:`.protocol`; the child itself: ``bootstrap.py`` (with
+``bootstrap_*.py``) and ``confine.py`` (with ``confine_*.py``).
 """
 
 from __future__ import annotations

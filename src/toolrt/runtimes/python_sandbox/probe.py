@@ -24,9 +24,11 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from . import confine as _confine
+from .bootstrap import CHILD_FILES as _CHILD_FILES
 
 __all__ = [
     "BwrapProbe",
+    "bwrap_as_user_problem",
     "clear_cache",
     "drop_interpreter",
     "drop_readable_bootstrap",
@@ -250,14 +252,14 @@ def _root_binds() -> list[str]:
     return args
 
 
-def _functional(path: str, extra: Sequence[str]) -> tuple[bool, str]:
+def _functional(path: str, extra: Sequence[str], as_user: tuple[int, int] | None = None) -> tuple[bool, str]:
     true = shutil.which("true", path="/usr/bin:/bin")
     if true is None:
         return False, "no `true` binary to run inside the sandbox"
     argv = [path, "--unshare-all", *extra, "--die-with-parent", "--new-session", *_root_binds()]
     argv += ["--chdir", "/", true]
     try:
-        done = _run(argv)
+        done = _run(argv, as_user=as_user)
     except subprocess.TimeoutExpired:
         return False, "functional run timed out"
     except OSError as error:
@@ -319,6 +321,25 @@ def probe_bwrap(candidates: Sequence[str] | None = None) -> BwrapProbe:
     return _cached(key, compute)
 
 
+def bwrap_as_user_problem(path: str, uid: int = 65534, gid: int = 65534) -> str | None:
+    """Why the bwrap at ``path`` cannot be started by ``uid:gid`` (no capabilities, no
+    supplementary groups) with ``--unshare-user --disable-userns``, or ``None`` when it can.
+
+    A root host starts bwrap so: bwrap started by root maps the sandbox's uid to host uid 0, started
+    by an unprivileged uid it maps it to that uid (the kernel needs unprivileged user namespaces,
+    which some distributions restrict). Root only; cached; never raises."""
+    key = ("bwrap-as", path, uid, gid)
+
+    def compute() -> str | None:
+        try:
+            works, reason = _functional(path, ("--unshare-user", "--disable-userns"), as_user=(uid, gid))
+        except Exception as error:
+            return f"probe failed: {type(error).__name__}: {error}"
+        return None if works else f"bwrap started as uid {uid}: {reason}"
+
+    return _cached(key, compute)
+
+
 # ---- uid drop -------------------------------------------------------------------------------------
 
 
@@ -373,7 +394,6 @@ def drop_target_problem(uid: int = 65534, gid: int = 65534, executable: str | No
 _MIN_CHILD_PYTHON = (3, 11)
 _FIXED_CANDIDATES = ("/usr/bin/python3", "/usr/local/bin/python3")
 _VERSION_CHILD = "import sys; print(sys.version_info[:2])"
-_CHILD_FILES = ("bootstrap.py", "confine.py", "seccomp_tables.py")
 
 
 def _interpreter_candidates() -> list[str]:
@@ -461,11 +481,12 @@ def _remove_at_exit(path: str) -> None:
 
 
 def drop_readable_bootstrap(bootstrap: str, uid: int = 65534, gid: int = 65534) -> str:
-    """The bootstrap a child that drops to ``uid:gid`` should run: ``bootstrap`` itself when it,
-    ``confine.py`` and ``seccomp_tables.py`` beside it are readable by that uid, else a copy of the
-    three in a private, root-owned, mode-0755 temporary directory (removed at exit). The child reads
-    them as root before the drop, so this keeps the child independent of the host's private tree
-    rather than fixing a failure. Never raises (on error: ``bootstrap``). Cached."""
+    """The bootstrap a child that drops to ``uid:gid`` should run: ``bootstrap`` itself when it and
+    the child's other modules beside it (``bootstrap.CHILD_FILES``; the package's copy of any that
+    is missing there) are readable by that uid, else a copy of them all in a private, root-owned,
+    mode-0755 temporary directory (removed at exit). The child reads them as root before the drop,
+    so this keeps the child independent of the host's private tree rather than fixing a failure.
+    Never raises (on error: ``bootstrap``). Cached."""
     key = ("drop-bootstrap", bootstrap, uid, gid)
     here = os.path.dirname(os.path.abspath(_confine.__file__))
 

@@ -13,7 +13,7 @@ Actions:
 ``eperm`` / ``eacces`` / ``enosys``
     fail with that errno, unconditionally.
 ``cond:<rule>``
-    an argument-checked rule; ``confine.py`` assembles one block per rule and refuses to build the
+    an argument-checked rule; ``confine_seccomp.py`` assembles one block per rule and refuses to build the
     filter if a rule named here has no block (so the table and the code cannot drift apart silently).
 
 The filter's default is ALLOW (sandbox.md §5.1: CPython and glibc need too many calls, varying with
@@ -34,7 +34,7 @@ X32_SYSCALL_BIT = 0x40000000
 
 ARCHES: dict[str, int] = {"x86_64": AUDIT_ARCH_X86_64, "aarch64": AUDIT_ARCH_AARCH64}
 
-# System calls confine.py itself makes through ``syscall(2)`` (no glibc wrapper on every libc),
+# System calls the confine modules themselves make through ``syscall(2)`` (no glibc wrapper on every libc),
 # as (x86_64, aarch64).
 OWN_SYSCALLS: dict[str, tuple[int, int]] = {
     "seccomp": (317, 277),
@@ -43,7 +43,7 @@ OWN_SYSCALLS: dict[str, tuple[int, int]] = {
     "landlock_restrict_self": (446, 446),
 }
 
-# Argument-checked rules that confine.py must implement (one BPF block each).
+# Argument-checked rules that confine_seccomp.py must implement (one BPF block each).
 CONDITIONAL_RULES = frozenset(
     {
         "cond:socketpair",
