@@ -349,7 +349,8 @@ class TreeWatcher:
         self.watch_keys = watch_keys
         self.watch_files = list(watch_files)
         self.violations: list[tuple[str, str]] = []
-        self.unobservable: set[str] = set()
+        self._unobservable: set[str] = set()
+        self._fds_readable: dict[int, bool] = {}  # pid -> whether its latest fd sample was allowed
         self.seen: dict[int, _Seen] = {}
         self.program_pids: set[int] = set()
         self.workdirs: set[str] = set()
@@ -389,6 +390,16 @@ class TreeWatcher:
             self._stop.set()
             self._thread.join(5)
         self._sample()  # one last look
+
+    @property
+    def unobservable(self) -> set[str]:
+        """What ``/proc`` did not let the host see. A process whose fds were refused in one sample
+        but read in a later one (a transient refusal mid-exec) is not a gap; one that became
+        non-dumpable (confined) stays one."""
+        gaps = set(self._unobservable)
+        if not all(self._fds_readable.values()):
+            gaps.add("fds")
+        return gaps
 
     def _violate(self, kind: str, message: str) -> None:
         if (kind, message) not in self.violations:
@@ -482,7 +493,7 @@ class TreeWatcher:
             except FileNotFoundError:
                 pass  # exited or a zombie: looked at again next tick if it is still there
             except OSError:
-                self.unobservable.add("work dirs")
+                self._unobservable.add("work dirs")
         python = comm.startswith("python")
         if not python and comm != "bwrap":
             self._violate("watcher-exec", f"foreign process {comm!r} (pid {pid}, parent {ppid}) was executed")
@@ -564,7 +575,7 @@ class TreeWatcher:
             except FileNotFoundError:
                 pass  # exited or a zombie (its cwd link is gone): not a gap in what we can see
             except OSError:
-                self.unobservable.add("work dir entries")
+                self._unobservable.add("work dir entries")
 
     def _sample_namespaces(self, pid: int, seen: _Seen) -> None:
         for kind in ("user", "mnt", "net", "pid_for_children", "ipc", "uts", "cgroup"):
@@ -573,7 +584,7 @@ class TreeWatcher:
             except FileNotFoundError:
                 continue
             except OSError:
-                self.unobservable.add("namespaces")
+                self._unobservable.add("namespaces")
                 return
             before = seen.ns.setdefault(kind, target)
             if before != target:
@@ -585,8 +596,10 @@ class TreeWatcher:
         except FileNotFoundError:
             return  # the process exited between listing and sampling: nothing was hidden
         except OSError:
-            self.unobservable.add("fds")
+            # Possibly transient (a process mid-exec): a gap only if it is still refused at the end.
+            self._fds_readable[pid] = False
             return
+        self._fds_readable[pid] = True
         sockets = 0
         deleted = 0
         for fd in fds:
