@@ -66,3 +66,11 @@ def test_run_code_reports_a_structured_error_and_exits_non_zero(tmp_path: Path) 
 @pytest.mark.parametrize("command", [["version"], ["schemas"]])
 def test_small_commands_succeed(command: list[str]) -> None:
     assert toolrt(*command).returncode == 0
+
+
+def test_run_code_offers_exactly_the_sandbox_backends() -> None:
+    """The CLI spells the backend names out (to stay fast to start); they must be the runtime's."""
+    from toolrt.cli import _BACKENDS
+    from toolrt.runtimes.python_sandbox.backends import BACKEND_NAMES
+
+    assert _BACKENDS == BACKEND_NAMES

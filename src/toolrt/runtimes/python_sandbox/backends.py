@@ -1,10 +1,12 @@
 """The backend ladder: what the host can do (probes), which rung a runtime uses (the plan), what a
 child of that plan reports, and the bubblewrap command line.
 
-A runtime picks its backend once (probing is cached): ``bwrap`` + in-child confinement, else in-child
-confinement alone (``landlock``: rlimits, uid drop, no_new_privs, Landlock, seccomp), else it refuses
-with ``sandbox-unavailable`` — ``unconfined`` (rlimits only) needs ``allow_unconfined=True``. Every
-result's ``meta["isolation"]`` says what that run achieved.
+A runtime picks its backend once (probing is cached). On Linux: ``bwrap`` + in-child confinement,
+else in-child confinement alone (``landlock``: rlimits, uid drop, no_new_privs, Landlock, seccomp),
+else it refuses with ``sandbox-unavailable``. On macOS: ``sandbox-exec`` (a Seatbelt profile,
+:mod:`.seatbelt`, plus rlimits; always ``partial``) where it works, else the same refusal.
+``unconfined`` (rlimits only) needs ``allow_unconfined=True``. Every result's ``meta["isolation"]``
+says what that run achieved.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from dataclasses import dataclass, replace
 from typing import Final, Literal
 
 from ..base import IsolationReport
-from . import probe
+from . import probe, seatbelt
 from .protocol import Ready
 
 __all__ = ["BackendName", "ProbeResults", "probe_host"]
 
-BackendName = Literal["auto", "bwrap", "landlock", "unconfined"]
+BackendName = Literal["auto", "bwrap", "landlock", "sandbox-exec", "unconfined"]
+BACKEND_NAMES: Final = ("auto", "bwrap", "landlock", "sandbox-exec", "unconfined")
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _BOOTSTRAP = os.path.join(_HERE, "bootstrap.py")
@@ -44,6 +47,10 @@ class ProbeResults:
     a bootstrap readable by that uid), or ``None`` with ``fallback_problem`` saying why there is none.
     ``bwrap_drop_problem`` (root hosts with a working bwrap) says why bwrap cannot be started as uid
     65534, which is how a root host keeps the sandbox off host uid 0 (``None``: it can).
+
+    macOS: ``sandbox_exec_path`` / ``sandbox_exec_works`` / ``sandbox_exec_reason`` are the verdict
+    on ``sandbox-exec`` (:func:`.seatbelt.probe_sandbox_exec`), ``interpreter_reads`` the files the
+    child interpreter reads, which its Seatbelt profile grants.
     """
 
     landlock_abi: int | None
@@ -57,11 +64,29 @@ class ProbeResults:
     fallback_bootstrap: str | None = None
     fallback_problem: str = ""
     bwrap_drop_problem: str | None = None
+    sandbox_exec_path: str | None = None
+    sandbox_exec_works: bool = False
+    sandbox_exec_reason: str = ""
+    interpreter_reads: tuple[str, ...] = ()
 
 
 def probe_host(python: str | None = None, bootstrap: str | None = None) -> ProbeResults:
     """Run the (cached, once per process) capability probes of :mod:`.probe` for children run by
     ``python`` (default: this interpreter) with ``bootstrap`` (default: the package's)."""
+    darwin = sys.platform == "darwin"  # (a plain bool: mypy checks the rest on every platform)
+    if darwin:
+        found = seatbelt.probe_sandbox_exec(python)
+        return ProbeResults(
+            landlock_abi=None,
+            seccomp=False,
+            bwrap_path=None,
+            bwrap_works=False,
+            bwrap_reason="bubblewrap needs Linux",
+            sandbox_exec_path=found.path,
+            sandbox_exec_works=found.works,
+            sandbox_exec_reason=found.reason,
+            interpreter_reads=found.reads,
+        )
     bwrap = probe.probe_bwrap()
     drop_problem = probe.drop_target_problem(*_DROP_TO, executable=python) if os.geteuid() == 0 else None
     fallback: str | None = None
@@ -99,7 +124,7 @@ def probe_host(python: str | None = None, bootstrap: str | None = None) -> Probe
 class _Plan:
     """The resolved backend (or why there is none)."""
 
-    backend: Literal["bwrap", "landlock", "unconfined"] | None
+    backend: Literal["bwrap", "landlock", "sandbox-exec", "unconfined"] | None
     unavailable: str = ""
     bwrap_path: str | None = None
     landlock: bool = False
@@ -113,6 +138,10 @@ class _Plan:
     """The bootstrap to run with ``python`` (``None``: the runtime's)."""
     bwrap_as: tuple[int, int] | None = None
     """The uid/gid a root host starts bwrap as (the sandbox's uid then maps to it, not to root)."""
+    sandbox_exec: str | None = None
+    """``sandbox-exec`` (macOS), which starts the child under its Seatbelt profile."""
+    interpreter_reads: tuple[str, ...] = ()
+    """The child interpreter's own files, which its Seatbelt profile grants."""
 
     @property
     def root_kept(self) -> bool:
@@ -128,6 +157,8 @@ class _Plan:
             return IsolationReport("process", "none", notes=(self.unavailable,))
         if self.backend == "unconfined":
             return IsolationReport("process", "none", ("rlimits",), None, self.notes)
+        if self.backend == "sandbox-exec":
+            return IsolationReport("process", "partial", ("sandbox-exec", "rlimits"), None, self.notes)
         layers = ["bwrap"] if self.backend == "bwrap" else []
         layers.append("rlimits")
         if self.drop_to is not None or self.bwrap_as is not None:
@@ -158,6 +189,15 @@ def _resolve_plan(requested: BackendName, probes: ProbeResults, allow_unconfined
         return _Plan(
             "unconfined",
             notes=("unconfined backend (allow_unconfined=True): only rlimits and host-side limits apply",),
+        )
+    darwin = sys.platform == "darwin"  # (a plain bool: mypy checks the rest on every platform)
+    if darwin:
+        return _darwin_plan(requested, probes, allow_unconfined)
+    if requested == "sandbox-exec":
+        return _Plan(
+            None,
+            unavailable=f"sandbox-exec backend requested but unavailable: it is macOS's (this is "
+            f"{sys.platform}); use backend='auto', 'bwrap' or 'landlock'",
         )
     abi = probes.landlock_abi
     bwrap_ok = probes.bwrap_works and probes.bwrap_path is not None and probes.bwrap_disable_userns
@@ -206,6 +246,49 @@ def _resolve_plan(requested: BackendName, probes: ProbeResults, allow_unconfined
         reason += f"; no working bwrap ({bwrap_reason})"
     reason += "; pass allow_unconfined=True to run without a sandbox"
     return _Plan(None, unavailable=reason)
+
+
+_SEATBELT_NOTE = (
+    "sandbox-exec: a Seatbelt profile (deny by default; the interpreter, its stdlib and the read paths "
+    "readable, the work dir writable, no network, no fork) plus rlimits; partial: Seatbelt is "
+    "deprecated by Apple and not kernel-namespaced like Linux (the host's process table and the "
+    "metadata of granted paths' parents stay visible), and the profile is unverified on real macOS "
+    "in this project's CI"
+)
+
+
+def _darwin_plan(requested: BackendName, probes: ProbeResults, allow_unconfined: bool) -> _Plan:
+    """macOS: ``sandbox-exec`` where it works (``partial``), else ``sandbox-unavailable`` (or, for
+    ``auto`` with ``allow_unconfined``, unconfined)."""
+    if requested in ("bwrap", "landlock"):
+        return _Plan(
+            None,
+            unavailable=f"{requested} backend requested but unavailable: it needs Linux (this is macOS); "
+            "use backend='auto' or 'sandbox-exec'",
+        )
+    if probes.sandbox_exec_works and probes.sandbox_exec_path is not None:
+        notes: tuple[str, ...] = (_SEATBELT_NOTE,)
+        if os.geteuid() == 0:
+            notes += ("host is root: the program runs as root under the profile (no uid drop on macOS)",)
+        return _Plan(
+            "sandbox-exec",
+            sandbox_exec=probes.sandbox_exec_path,
+            interpreter_reads=probes.interpreter_reads,
+            notes=notes,
+        )
+    missing = f"sandbox-exec ({probes.sandbox_exec_reason or 'not found'})"
+    if requested == "auto" and allow_unconfined:
+        note = (
+            f"no confinement available (missing {missing}); running UNCONFINED because allow_unconfined=True"
+        )
+        return _Plan("unconfined", notes=(note,))
+    if requested == "sandbox-exec":
+        return _Plan(None, unavailable=f"sandbox-exec backend requested but unavailable: {missing}")
+    return _Plan(
+        None,
+        unavailable=f"no confinement available on macOS: missing {missing}; pass allow_unconfined=True "
+        "to run without a sandbox",
+    )
 
 
 def _bwrap_root_plan(plan: _Plan, probes: ProbeResults) -> _Plan:
@@ -274,13 +357,16 @@ _BWRAP_ROOT_NOTE = (
 
 
 def _achieved(plan: _Plan, ready: Ready, host_notes: tuple[str, ...] = ()) -> IsolationReport:
-    layers = (("bwrap",) if plan.backend == "bwrap" else ()) + ready.layers
+    outer = plan.backend if plan.backend in ("bwrap", "sandbox-exec") else None
+    layers = ((outer,) if outer is not None else ()) + ready.layers
     if plan.bwrap_as is not None and "uid-drop" not in layers:
         # The host dropped the uid before starting bwrap (the child never was root to drop it):
         # listed where the in-child drop would be, as predicted() does.
         at = layers.index("rlimits") + 1 if "rlimits" in layers else 1
         layers = (*layers[:at], "uid-drop", *layers[at:])
     enforcement = "none" if plan.backend == "unconfined" else ready.enforcement
+    if plan.backend == "sandbox-exec" and enforcement == "full":
+        enforcement = "partial"  # never full on macOS, whatever the child says (see _SEATBELT_NOTE)
     notes = plan.notes + host_notes + ready.notes
     if plan.backend == "bwrap" and plan.root_kept and enforcement == "full":
         # Honest report: bwrap started by root maps the sandbox's uid to host uid 0, so the program

@@ -156,14 +156,16 @@ def _rlimits_only(policy: dict[str, Any]) -> dict[str, Any]:
         (resource.RLIMIT_NOFILE, int(policy["maxOpenFiles"]), int(policy["maxOpenFiles"])),
         (resource.RLIMIT_CORE, 0, 0),
     ]
+    notes = ["unconfined: only resource limits apply; the program can reach the host"]
     for which, soft, hard in limits:
-        resource.setrlimit(which, (soft, hard))
-    return {
-        "layers": ["rlimits"],
-        "landlockAbi": None,
-        "enforcement": "none",
-        "notes": ["unconfined: only resource limits apply; the program can reach the host"],
-    }
+        try:
+            resource.setrlimit(which, (soft, hard))
+        except ValueError as error:  # EINVAL: macOS refuses RLIMIT_AS (python/cpython#78783)
+            linux = sys.platform == "linux"  # (a plain bool, for mypy on every platform)
+            if linux or which != resource.RLIMIT_AS:
+                raise
+            notes.append(f"rlimits: as not supported here ({error}): the kernel does not enforce that limit")
+    return {"layers": ["rlimits"], "landlockAbi": None, "enforcement": "none", "notes": notes}
 
 
 def _confine(boot: dict[str, Any]) -> dict[str, Any]:

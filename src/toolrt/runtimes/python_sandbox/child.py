@@ -1,14 +1,16 @@
-"""One sandbox child, host side: spawn, channel and pipes, boot, exit watching and reaping, teardown.
+"""One sandbox child, host side: spawn, boot, exit watching and reaping, teardown.
 
-Each child is ``<python> -I -S -X utf8 bootstrap.py <fd>`` (under bwrap: inside ``bwrap ... --``); it
-confines itself, then runs exactly one program (``bootstrap.py``; frames and the hostile-frame rules:
+Each child is ``<python> -I -S -X utf8 bootstrap.py <fd>`` (under bwrap: inside ``bwrap ... --``; on
+macOS: ``sandbox-exec -p <profile> <python> ...``, the profile from :mod:`.seatbelt`); it confines
+itself, then runs exactly one program (``bootstrap.py``; frames and the hostile-frame rules:
 ``protocol.py``). The host never trusts it: an empty environment (plus ``MALLOC_ARENA_MAX=1``),
 ``close_fds``, one ``pass_fds`` socket, ``start_new_session``, stdin from ``/dev/null``, a fresh
-private work dir as cwd (deleted afterwards); kills SIGKILL the whole process group (killing bwrap
-takes its pid namespace down: ``--die-with-parent``); stdout/stderr are drained concurrently (tails
-kept for diagnostics, sizes to the output ledger); the child is reaped (``wait4``, via a pidfd)
-**before** a result is reported. Frames go to the child's current listener: :class:`_BootListener`
-while it boots, :class:`_NullListener` while it idles in the pool (any frame is a violation), a run.
+private work dir as cwd (deleted afterwards: :mod:`.workdir`); kills SIGKILL the whole process group
+(killing bwrap takes its pid namespace down: ``--die-with-parent``); stdout/stderr are drained
+concurrently (tails kept for diagnostics, sizes to the output ledger); the child is reaped
+(``wait4``, via a pidfd on Linux, a thread elsewhere) **before** a result is reported. The channel
+and pipe protocols, and the listeners frames go to while the child boots or idles in the pool, are
+:mod:`.child_channel`'s.
 """
 
 from __future__ import annotations
@@ -19,42 +21,31 @@ import os
 import signal as signal_module
 import socket
 import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Coroutine, Sequence
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Any
 
 from ..base import CodeRunError, IsolationReport
-from .backends import _SANDBOX_WORKDIR, _achieved, _bwrap_args, _Plan
+from . import child_channel as _channel
+from . import seatbelt
+from .backends import _SANDBOX_WORKDIR, _bwrap_args, _Plan
+from .child_channel import _BootListener, _ChannelProtocol, _Listener, _NullListener, _PipeProtocol
 from .confine import inaccessible_path
-from .limits import _BootSpec, _exit_message, _tree_cpu
-from .protocol import (
-    BootFailed,
-    Call,
-    ChildFrame,
-    Done,
-    FrameDecoder,
-    Log,
-    ProtocolViolation,
-    Ready,
-    encode_frame,
-    parse_child_frame,
-)
+from .limits import _BootSpec, _tree_cpu
+from .protocol import FrameDecoder, Ready, encode_frame
+from .workdir import _remove_tree, remove_tree
 
 _BOOT_TIMEOUT = 20.0
-_GONE_GRACE = 2.0
-"""How long after channel EOF the host waits for the exit status before killing."""
 _BOOT_FRAME_BYTES = 64 * 1024
 _TAIL_BYTES = 4096
-_READ_BYTES = 256 * 1024
-"""The channel's read size (asyncio's own), into one buffer allocated once."""
 
-
-class _Listener(Protocol):
-    def on_frame(self, child: _Child, frame: ChildFrame) -> None: ...
-    def on_violation(self, child: _Child, reason: str) -> None: ...
-    def on_output(self, child: _Child, size: int) -> None: ...
-    def on_gone(self, child: _Child) -> None: ...
+# Names that lived here before the channel had a module of its own, still reached through this
+# module by run.py. Assigned (not imported under these names) so that they are this module's own
+# under mypy --strict.
+_GONE_GRACE = _channel._GONE_GRACE
+_frame_name = _channel._frame_name
 
 
 class _BootFailure(Exception):
@@ -62,46 +53,6 @@ class _BootFailure(Exception):
         super().__init__(error.message)
         self.error = error
         self.meta: dict[str, Any] = child.diagnostics() if child is not None else {}
-
-
-class _ChannelProtocol(asyncio.BufferedProtocol):
-    """Reads into one preallocated buffer: asyncio's plain protocols ``recv(256 KiB)`` a fresh bytes
-    object per read, which costs ~10 µs per frame here (the allocation, not the data)."""
-
-    def __init__(self, child: _Child) -> None:
-        self.child = child
-        self.buffer = memoryview(bytearray(_READ_BYTES))
-
-    def get_buffer(self, sizehint: int) -> memoryview:
-        return self.buffer
-
-    def buffer_updated(self, nbytes: int) -> None:
-        child = self.child
-        try:
-            for body in child.decoder.feed(self.buffer[:nbytes]):
-                if child.is_broken():
-                    return
-                child.listener.on_frame(child, parse_child_frame(body))
-        except ProtocolViolation as violation:
-            child.violate(violation.reason)
-
-    def eof_received(self) -> bool:
-        return False
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.child.channel_lost()
-
-
-class _PipeProtocol(asyncio.Protocol):
-    def __init__(self, child: _Child, name: str) -> None:
-        self.child = child
-        self.name = name
-
-    def data_received(self, data: bytes) -> None:
-        self.child.output(self.name, data)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.child.pipe_closed()
 
 
 class _Child:
@@ -170,6 +121,8 @@ class _Child:
     def _argv(self, child_fd: int, read_paths: Sequence[str]) -> list[str]:
         python = [self.python, "-I", "-S", "-X", "utf8", self.bootstrap, str(child_fd)]
         plan = self.plan
+        if plan.backend == "sandbox-exec":
+            return self._seatbelt_argv(python, read_paths)
         if plan.backend != "bwrap":
             return python
         assert plan.bwrap_path is not None
@@ -177,6 +130,27 @@ class _Child:
             read_paths = self._readable_by(plan.bwrap_as, read_paths)
         args = _bwrap_args(self.python, self.bootstrap, self.disk_bytes, read_paths)
         return [plan.bwrap_path, *args, "--", *python]
+
+    def _seatbelt_argv(self, python: list[str], read_paths: Sequence[str]) -> list[str]:
+        """``sandbox-exec -p <profile> <python> ...``: the profile grants this child's work dir (it
+        must exist by now), the interpreter's files, the bootstrap's directory and the read paths;
+        a read path it cannot express is a note. Raises :class:`_BootFailure` when the interpreter,
+        the bootstrap's directory or the work dir cannot be written into a profile safely."""
+        assert self.plan.sandbox_exec is not None
+        try:
+            profile, notes = seatbelt.build_profile(
+                self.python,
+                self.plan.interpreter_reads,
+                self.workdir,
+                bootstrap_dir=os.path.dirname(os.path.realpath(self.bootstrap)),
+                read_paths=read_paths,
+            )
+        except seatbelt.UnsafePathError as error:
+            raise _BootFailure(
+                CodeRunError("sandbox-unavailable", f"no Seatbelt profile for this child: {error}")
+            ) from None
+        self.report_notes.extend(notes)
+        return [self.plan.sandbox_exec, "-p", profile, *python]
 
     def _readable_by(self, identity: tuple[int, int], read_paths: Sequence[str]) -> list[str]:
         """The read paths bwrap, started as ``identity``, can bind; each one it could not is a note
@@ -285,9 +259,10 @@ class _Child:
     # -- exit -----------------------------------------------------------------------------------
 
     def _watch_exit(self) -> None:
-        try:
-            self._pidfd = os.pidfd_open(self.pid)
-        except (AttributeError, OSError):
+        if sys.platform == "linux":  # pidfd_open is Linux's (5.3+); elsewhere a thread waits
+            with contextlib.suppress(AttributeError, OSError):
+                self._pidfd = os.pidfd_open(self.pid)
+        if self._pidfd is None:
             self._wait_task = asyncio.ensure_future(self._wait_in_thread())
             return
         self.loop.add_reader(self._pidfd, self._on_pidfd)
@@ -440,154 +415,3 @@ def _abandon_child(child: _Child) -> None:
     if child.workdir:
         remove_tree(child.workdir)
     child.closed = True
-
-
-class _NullListener:
-    """Frames from a child nobody is listening to (idle in the pool): any frame is a violation."""
-
-    def on_frame(self, child: _Child, frame: ChildFrame) -> None:
-        child.violate(f"unexpected {type(frame).__name__.lower()} frame while idle")
-
-    def on_violation(self, child: _Child, reason: str) -> None:
-        child.kill()
-
-    def on_output(self, child: _Child, size: int) -> None:
-        return None
-
-    def on_gone(self, child: _Child) -> None:
-        child.kill()
-
-
-class _BootListener:
-    """Waits for ``ready`` (or ``boot-failed``); anything else ends the boot as a violation."""
-
-    def __init__(self, child: _Child) -> None:
-        self.done: asyncio.Future[None] = child.loop.create_future()
-        self.failure: CodeRunError | None = None
-        self.violation: CodeRunError | None = None
-        self.exit_checked = False
-
-    def _finish(self, failure: CodeRunError | None) -> None:
-        if not self.done.done():
-            self.failure = failure
-            self.done.set_result(None)
-
-    def on_frame(self, child: _Child, frame: ChildFrame) -> None:
-        if child.ready is not None:
-            child.violate(f"{_frame_name(frame)} frame before the program was sent")
-        elif isinstance(frame, Ready):
-            child.ready = frame
-            child.report = _achieved(child.plan, frame, tuple(child.report_notes))
-            self._finish(None)
-        elif isinstance(frame, BootFailed):
-            child.broken = True
-            self._finish(
-                CodeRunError("sandbox-unavailable", f"confinement failed in the child: {frame.message}")
-            )
-        else:
-            child.violate(f"{_frame_name(frame)} frame before ready")
-
-    def on_violation(self, child: _Child, reason: str) -> None:
-        child.kill()
-        self.violation = CodeRunError("worker-exit", f"protocol violation: {reason}; worker killed")
-        self._finish(self.violation)
-
-    def on_output(self, child: _Child, size: int) -> None:
-        return None
-
-    def on_gone(self, child: _Child) -> None:
-        if self.done.done():
-            return
-        self.exit_checked = True
-
-        async def classify() -> None:
-            await child._await_exit(_GONE_GRACE)
-            child.kill()
-            await child._await_exit(_GONE_GRACE)
-            self._finish(CodeRunError("worker-exit", _exit_message(child.status, "during boot")))
-
-        _background(classify())
-
-
-_BACKGROUND: set[asyncio.Future[Any]] = set()
-
-
-def _background(coroutine: Coroutine[Any, Any, None]) -> None:
-    task = asyncio.ensure_future(coroutine)
-    _BACKGROUND.add(task)
-    task.add_done_callback(_BACKGROUND.discard)
-
-
-def _frame_name(frame: ChildFrame) -> str:
-    return {Ready: "ready", BootFailed: "boot-failed", Log: "log", Call: "call", Done: "done"}[type(frame)]
-
-
-async def _remove_tree(path: str) -> None:
-    try:
-        os.rmdir(path)
-    except FileNotFoundError:
-        return
-    except OSError:
-        await asyncio.to_thread(remove_tree, path)
-
-
-def remove_tree(root: str) -> None:
-    """Delete a work dir whatever the program left in it, without recursion or long paths.
-
-    ``shutil.rmtree`` recurses on Python 3.11, so a program leaving a 3000-level tree made the host
-    raise ``RecursionError`` (found by the attack suite). This walks with one directory fd at a
-    time (``openat``, never a path longer than one name), reopens directories the program locked
-    (mode 000), and never raises: what cannot be removed is left, not fatal. The child is dead by
-    the time this runs, so nothing changes under the walk.
-    """
-    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
-    try:
-        fd = os.open(root, flags)
-    except OSError:
-        return
-    names: list[str] = []  # the path from root to the current directory
-    skipped: list[set[str]] = [set()]  # per level: subdirectories that could not be removed
-    try:
-        while True:
-            descend = None
-            try:
-                entries = list(os.scandir(fd))
-            except OSError:
-                entries = []
-            for entry in entries:
-                try:
-                    is_dir = entry.is_dir(follow_symlinks=False)
-                except OSError:
-                    is_dir = False
-                if not is_dir:
-                    with contextlib.suppress(OSError):
-                        os.unlink(entry.name, dir_fd=fd)
-                elif entry.name not in skipped[-1] and descend is None:
-                    descend = entry.name
-            if descend is not None:
-                try:
-                    os.chmod(descend, 0o700, dir_fd=fd)
-                    child = os.open(descend, flags, dir_fd=fd)
-                except OSError:
-                    skipped[-1].add(descend)
-                    continue
-                os.close(fd)
-                fd = child
-                names.append(descend)
-                skipped.append(set())
-                continue
-            if not names:
-                break
-            name = names.pop()
-            skipped.pop()
-            parent = os.open("..", flags, dir_fd=fd)
-            os.close(fd)
-            fd = parent
-            try:
-                os.rmdir(name, dir_fd=fd)
-            except OSError:
-                skipped[-1].add(name)
-    finally:
-        os.close(fd)
-    with contextlib.suppress(OSError):
-        os.rmdir(root)

@@ -17,6 +17,10 @@ package) before any thread exists, then calls :func:`confine` once. Layers, in t
 5. **seccomp**: a hand-assembled classic BPF deny-list (:mod:`seccomp_tables`), architecture-checked,
    installed with ``SECCOMP_FILTER_FLAG_TSYNC``.
 
+Off Linux (macOS, where the host starts the child under ``sandbox-exec``) only layer 1 exists
+in-process: :func:`confine` applies the rlimits the platform accepts and reports ``partial``; the
+boundary there is the outer sandbox. Nothing here touches ``prctl`` or a Linux syscall at import.
+
 This module holds the order and the enforcement report; each layer has a module of its own, and
 imports flow one way (this module → layers → helpers → :mod:`seccomp_tables`):
 
@@ -148,6 +152,42 @@ def _report(layers: list[str], abi: int | None, notes: list[str], root_kept: boo
     }
 
 
+# Off Linux, the rlimits the kernel may refuse without failing the boot (noted instead): macOS
+# refuses RLIMIT_AS (EINVAL), and its sandbox profile denies process-fork, which RLIMIT_NPROC backs.
+_OPTIONAL_RLIMITS_ELSEWHERE = ("as", "nproc")
+
+
+def _confine_elsewhere(policy: ConfinementPolicy) -> dict[str, object]:
+    """Confinement off Linux: rlimits only (no uid drop, no_new_privs, Landlock or seccomp exist
+    here), always ``partial``. Landlock or seccomp requested is a :class:`ConfinementError`, raised
+    after the rlimits are applied."""
+    started = time.perf_counter()
+    layers: list[str] = []
+    notes: list[str] = []
+    root = os.geteuid() == 0 or os.getuid() == 0
+
+    def fail(message: str) -> ConfinementError:
+        return ConfinementError(message, _report(layers, None, notes, root_kept=root))
+
+    try:
+        apply_rlimits(policy, unprivileged=not root, notes=notes, optional=_OPTIONAL_RLIMITS_ELSEWHERE)
+    except (OSError, ValueError) as error:
+        raise fail(f"rlimits could not be applied: {error}") from None
+    layers.append("rlimits")
+    if root:
+        notes.append(f"uid-drop: not implemented on {sys.platform}; still root")
+    notes.append(
+        f"confine: {sys.platform} has no no_new_privs, Landlock or seccomp; only rlimits apply "
+        "in-process, the boundary is the sandbox the host started this child in"
+    )
+    wanted = (("landlock", policy.landlock), ("seccomp", policy.seccomp))
+    requested = [name for name, asked in wanted if asked]
+    if requested:
+        raise fail(f"required confinement unavailable on {sys.platform}: {', '.join(requested)} (Linux only)")
+    notes.append(f"confine: {1000 * (time.perf_counter() - started):.2f} ms")
+    return _report(layers, None, notes, root_kept=root)
+
+
 def confine(policy: ConfinementPolicy) -> dict[str, object]:
     """Apply the layers in order and return the enforcement report::
 
@@ -159,7 +199,12 @@ def confine(policy: ConfinementPolicy) -> dict[str, object]:
     layer could not be applied: rlimits, the uid drop and no_new_privs fail immediately; when
     Landlock is unavailable, seccomp is still applied before the error is raised, so a child that
     goes on anyway is as confined as it can be. Call once, before any thread exists.
+
+    Off Linux: rlimits only, ``partial`` (see :func:`_confine_elsewhere`).
     """
+    linux = sys.platform == "linux"  # (a plain bool: mypy checks the rest on every platform)
+    if not linux:
+        return _confine_elsewhere(policy)
     started = time.perf_counter()
     layers: list[str] = []
     notes: list[str] = []

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["default_read_paths", "essential_dirs", "inaccessible_path", "may"]
+__all__ = ["default_read_paths", "essential_dirs", "inaccessible_path", "may", "python_library_files"]
 
 
 def _stdlib_dirs() -> list[str]:
@@ -149,6 +149,36 @@ def default_read_paths() -> tuple[str, ...]:
     for path in ("/etc/localtime", "/usr/share/zoneinfo", "/dev/null", "/dev/urandom"):
         add(path)
     return tuple(out)
+
+
+def python_library_files() -> list[str]:
+    """The shared libpython this interpreter links (a framework's ``Python``, ``libpython3.X.dylib``
+    or ``.so``), resolved; empty for a static build. Linux finds it in ``/proc/self/maps``
+    (:func:`default_read_paths`); macOS has no such file, so the host's Seatbelt profile asks
+    ``sysconfig`` (imported here, on first call: never in the confined child)."""
+    import sysconfig
+
+    try:
+        settings = sysconfig.get_config_vars()
+    except (ImportError, OSError):  # no _sysconfigdata: nothing to go on
+        return []
+    library = settings.get("LDLIBRARY")
+    framework = settings.get("PYTHONFRAMEWORK")
+    if not isinstance(library, str) or not library:
+        return []
+    if not settings.get("Py_ENABLE_SHARED") and not framework:
+        return []
+    candidates = [os.path.join(sys.base_prefix, os.path.basename(library))]
+    for name in ("PYTHONFRAMEWORKPREFIX", "LIBDIR"):
+        directory = settings.get(name)
+        if isinstance(directory, str) and directory:
+            candidates.append(os.path.join(directory, library))
+    out: list[str] = []
+    for candidate in candidates:
+        real = os.path.realpath(candidate)
+        if real not in out and os.path.isfile(real):
+            out.append(real)
+    return out
 
 
 def may(st: os.stat_result, uid: int, gid: int, need: int) -> bool:

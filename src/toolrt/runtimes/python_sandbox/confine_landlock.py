@@ -3,7 +3,7 @@ grants (:mod:`confine_grants`) and read-write grants for the work dir; TCP bind/
 no rule (ABI >= 4); abstract UNIX sockets and signals scoped (ABI >= 6).
 
 Part of the child's confinement (:mod:`confine`); loaded by path under ``python -I -S`` before any
-thread exists. Standard library only (``ctypes``, ``errno``, ``os``, ``struct``).
+thread exists. Standard library only (``ctypes``, ``errno``, ``os``, ``struct``, ``sys``).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import ctypes
 import errno
 import os
 import struct
+import sys
 
 try:  # imported as part of the toolrt.runtimes.python_sandbox package
     from .confine_grants import default_read_paths
@@ -71,6 +72,11 @@ _LL_READ_WRITE = (
 )
 # Files that also need writing although they sit in the read-only defaults.
 _WRITABLE_DEVICES = ("/dev/null",)
+# Landlock is Linux's, but this module is imported on every platform.
+if sys.platform == "linux":
+    _O_PATH = os.O_PATH
+else:
+    _O_PATH = 0
 
 
 def landlock_abi() -> int | None:
@@ -136,7 +142,7 @@ def apply_landlock(rules: list[tuple[str, int]], arch: str, abi: int, notes: lis
     try:
         for path, rights in rules:
             try:
-                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+                fd = os.open(path, _O_PATH | os.O_CLOEXEC)
             except OSError as error:
                 notes.append(f"landlock: skipped {path}: {error.strerror}")
                 continue

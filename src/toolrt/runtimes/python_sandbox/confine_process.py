@@ -76,9 +76,16 @@ def _maps_to_outer_root(uid: int) -> bool:
     return False
 
 
-def apply_rlimits(policy: ConfinementPolicy, unprivileged: bool, notes: list[str]) -> None:
+def apply_rlimits(
+    policy: ConfinementPolicy, unprivileged: bool, notes: list[str], optional: tuple[str, ...] = ()
+) -> None:
     """Set the policy's rlimits, never raising a hard limit that is already lower (noted instead).
-    RLIMIT_NPROC only when ``unprivileged``: root ignores it, and it counts the uid system-wide."""
+    RLIMIT_NPROC only when ``unprivileged``: root ignores it, and it counts the uid system-wide.
+
+    A limit named in ``optional`` that the kernel refuses with ``EINVAL`` (which Python's
+    ``resource`` reports as ``ValueError``) is skipped with a note instead of failing: macOS refuses
+    RLIMIT_AS below its current value (python/cpython#78783), so there the memory limit is not the
+    kernel's. Any other failure raises."""
     cpu = policy.cpu_seconds
     wanted: list[tuple[str, int, int, int]] = [
         ("cpu", resource.RLIMIT_CPU, cpu, cpu + 1),
@@ -97,7 +104,16 @@ def apply_rlimits(policy: ConfinementPolicy, unprivileged: bool, notes: list[str
             notes.append(f"rlimits: {name} hard limit already {current_hard}, kept (wanted {wanted_hard})")
             hard = current_hard
         soft = min(wanted_soft, hard)
-        resource.setrlimit(which, (soft, hard))
+        try:
+            resource.setrlimit(which, (soft, hard))
+        except (OSError, ValueError) as error:
+            refused = isinstance(error, ValueError) or error.errno == errno.EINVAL
+            if name not in optional or not refused:
+                raise
+            notes.append(
+                f"rlimits: {name} not supported here ({error}): the kernel does not enforce that limit"
+            )
+            continue
         applied.append(f"{name}={soft}" if soft == hard else f"{name}={soft}/{hard}")
     if policy.max_processes is not None and not unprivileged:
         applied.append("nproc=unset(root)")
@@ -130,20 +146,38 @@ def drop_privileges(policy: ConfinementPolicy, layers: list[str], notes: list[st
             "directory, or run the host as an unprivileged user"
         )
     try:
-        os.setgroups([])
-        os.setresgid(gid, gid, gid)
-        os.setresuid(uid, uid, uid)
+        _switch_ids(uid, gid)
     except OSError as error:
         if initial is None and error.errno in (errno.EINVAL, errno.EPERM):
             # No /proc to tell; an unmapped id or a denied setgroups means a user namespace.
             notes.append(f"uid-drop: skipped, looks like a user namespace ({error.strerror})")
             return False
         raise ConfinementError(f"uid drop to {uid}:{gid} failed: {error}") from None
-    if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid) or os.getgroups():
+    if not _ids_are(uid, gid):
         raise ConfinementError(f"uid drop to {uid}:{gid} did not take effect")
     layers.append("uid-drop")
     notes.append(f"uid-drop: 0 -> {uid}:{gid}, no supplementary groups")
     return False
+
+
+def _switch_ids(uid: int, gid: int) -> None:
+    """No supplementary groups, then real, effective and saved gid and uid (``setresgid`` /
+    ``setresuid`` are Linux's; :func:`confine` never drops elsewhere, where this raises ``ENOSYS``)."""
+    if sys.platform == "linux":
+        os.setgroups([])
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+    else:
+        raise OSError(errno.ENOSYS, f"uid drop not implemented on {sys.platform}")
+
+
+def _ids_are(uid: int, gid: int) -> bool:
+    """Whether real, effective and saved ids are ``uid``/``gid`` and no supplementary group is left."""
+    if sys.platform == "linux":
+        same = os.getresuid() == (uid, uid, uid) and os.getresgid() == (gid, gid, gid)
+    else:
+        same = False
+    return same and not os.getgroups()
 
 
 def no_new_privs(ppid: int) -> None:

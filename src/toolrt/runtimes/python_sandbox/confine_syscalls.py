@@ -2,13 +2,14 @@
 which system-call ABI this process speaks.
 
 Part of the child's confinement (:mod:`confine`); loaded by path under ``python -I -S`` before any
-thread exists. Standard library only (``ctypes``, ``os``, ``struct``, ``sys``); system-call numbers
+thread exists. Standard library only (``ctypes``, ``errno``, ``os``, ``struct``, ``sys``); system-call numbers
 come from :mod:`seccomp_tables`, because the calls made here have no glibc wrapper on every libc.
 """
 
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import struct
 import sys
@@ -44,12 +45,16 @@ _libc: ctypes.CDLL | None = None
 
 
 def _get_libc() -> ctypes.CDLL:
+    """libc, looked up on first use (never at import: the child imports this module on every
+    platform). ``prctl`` is Linux's: elsewhere it is not configured, and :func:`prctl` says so."""
     global _libc
     if _libc is None:
         lib = ctypes.CDLL(None, use_errno=True)
         lib.syscall.restype = ctypes.c_long
-        lib.prctl.restype = ctypes.c_int
-        lib.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+        if sys.platform == "linux":
+            lib.prctl.restype = ctypes.c_int
+            ulong = ctypes.c_ulong
+            lib.prctl.argtypes = [ctypes.c_int, ulong, ulong, ulong, ulong]
         _libc = lib
     return _libc
 
@@ -66,8 +71,12 @@ def syscall(nr: int, *args: int) -> int:
 
 
 def prctl(option: int, arg2: int = 0) -> int:
-    """``prctl(option, arg2, 0, 0, 0)``. Raises ``OSError``."""
-    result = int(_get_libc().prctl(option, arg2, 0, 0, 0))
+    """``prctl(option, arg2, 0, 0, 0)``. Raises ``OSError`` (``ENOSYS`` off Linux, where there is
+    no ``prctl``)."""
+    function = getattr(_get_libc(), "prctl", None) if sys.platform == "linux" else None
+    if function is None:
+        raise OSError(errno.ENOSYS, f"prctl({option}): not available on {sys.platform}")
+    result = int(function(option, arg2, 0, 0, 0))
     if result == -1:
         code = ctypes.get_errno()
         raise OSError(code, f"prctl({option}): {os.strerror(code)}")
@@ -80,7 +89,8 @@ def seccomp_arch() -> str | None:
     A 32-bit or x32 interpreter on a 64-bit kernel, big-endian arm64 and other architectures are
     unsupported (the filter would kill every call, or the table has no numbers for them).
     """
-    if sys.platform != "linux" or struct.calcsize("P") != 8 or sys.byteorder != "little":
+    linux = sys.platform == "linux"  # (a plain bool: mypy checks the rest on every platform)
+    if not linux or struct.calcsize("P") != 8 or sys.byteorder != "little":
         return None
     machine = os.uname().machine
     if machine in ("x86_64", "amd64"):

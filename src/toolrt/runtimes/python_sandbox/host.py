@@ -25,7 +25,7 @@ from ..base import (
     IsolationReport,
     validate_bindings,
 )
-from .backends import _BOOTSTRAP, BackendName, ProbeResults, _Plan, _resolve_plan, probe_host
+from .backends import _BOOTSTRAP, BACKEND_NAMES, BackendName, ProbeResults, _Plan, _resolve_plan, probe_host
 from .child import _BOOT_TIMEOUT, _Child
 from .limits import DEFAULT_LIMITS, _BootSpec, _fill_limits, _Limits, _merge_limits
 from .pool import WarmPool
@@ -49,6 +49,7 @@ class PythonSandboxRuntime:
     ``pool_size`` warm children are kept booted and confined (each runs one program, then exits);
     ``limits`` are the defaults a request's ``limits`` override field by field; ``backend`` picks
     the confinement ladder rung (``auto`` = bwrap if it works, else Landlock + seccomp, else
+    ``sandbox-unavailable``; on macOS ``sandbox-exec`` if it works, always ``partial``, else
     ``sandbox-unavailable``); ``allow_unconfined=True`` is the explicit, loud opt-in to run without a
     sandbox; ``read_paths`` are extra read-only directories for the program; ``disk_bytes`` caps the
     work dir; ``python`` is the child interpreter (default: this interpreter's base executable).
@@ -73,7 +74,7 @@ class PythonSandboxRuntime:
         _bootstrap_path: str | None = None,
         _probe: Callable[[], ProbeResults] | None = None,
     ) -> None:
-        if backend not in ("auto", "bwrap", "landlock", "unconfined"):
+        if backend not in BACKEND_NAMES:
             raise ValueError(f"unknown backend {backend!r}")
         if backend == "unconfined" and not allow_unconfined:
             raise ValueError(

