@@ -176,9 +176,13 @@ class Done:
 ChildFrame: TypeAlias = Ready | BootFailed | Log | Call | Done
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode
+"""One encoder for every frame: ``json.dumps`` with options builds a new one per call."""
+
+
 def encode_frame(payload: dict[str, Any]) -> bytes:
     """Serialise one host → child frame (compact ASCII JSON; raises ``ValueError`` on NaN)."""
-    body = json.dumps(payload, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode("ascii")
+    body = _ENCODE(payload).encode("ascii")
     return _HEADER.pack(len(body)) + body
 
 
