@@ -59,8 +59,10 @@ __all__ = [
     "outcome",
     "register_echo",
     "run_code",
+    "run_program",
     "session_events",
     "setup",
+    "setup_with_echo",
     "submit",
 ]
 
@@ -204,10 +206,20 @@ def register_echo(
         calls.append(thaw(args))
         return f"{name}:{args['value']}"
 
+    _register_text_tool(target, name, f"Echo tool {name}.", "value", execute, safe=safe, **overrides)
+    return calls
+
+
+def _register_text_tool(
+    target: Any, name: str, description: str, field: str, execute: Any, *, safe: bool, **overrides: Any
+) -> None:
+    """Register a tool taking one required string ``field`` and rendering its string value as text;
+    ``safe=True`` declares it concurrency-safe; ``overrides`` replace :func:`define_tool` options.
+    """
     options: dict[str, Any] = {
         "name": name,
-        "description": f"Echo tool {name}.",
-        "parameters": {"value": {"type": "string", "required": True}},
+        "description": description,
+        "parameters": {field: {"type": "string", "required": True}},
         "output": {
             "schema": {"type": "string"},
             "render": lambda _args, value: [{"type": "text", "text": value}],
@@ -218,7 +230,13 @@ def register_echo(
         options["is_concurrency_safe"] = lambda _args: True
     options.update(overrides)
     target.register(define_tool(**options))
-    return calls
+
+
+def setup_with_echo(mode: str = "code", **options: Any) -> Setup:
+    """:func:`setup` (``options`` as there) with :func:`register_echo`'s ``echo`` registered globally."""
+    deployment = setup(mode, **options)
+    register_echo(deployment.runtime)
+    return deployment
 
 
 class Gated:
@@ -258,19 +276,7 @@ class Gated:
             self.order.append(f"end:{key}")
             return f"{name}:{key}"
 
-        options: dict[str, Any] = {
-            "name": name,
-            "description": f"Gated tool {name}.",
-            "parameters": {"id": {"type": "string", "required": True}},
-            "output": {
-                "schema": {"type": "string"},
-                "render": lambda _args, value: [{"type": "text", "text": value}],
-            },
-            "execute": execute,
-        }
-        if safe:
-            options["is_concurrency_safe"] = lambda _args: True
-        target.register(define_tool(**options))
+        _register_text_tool(target, name, f"Gated tool {name}.", "id", execute, safe=safe)
 
     def parked(self) -> list[str]:
         return list(self._gates)
@@ -286,6 +292,12 @@ class Gated:
 
 
 # --- running run_code ----------------------------------------------------------------------------
+
+
+async def run_program(deployment: Setup, behavior: Any, *args: Any, **options: Any) -> ToolExecutionResult:
+    """Install ``behavior`` as the fake runtime's program, then :func:`run_code` (with the rest)."""
+    deployment.code.behavior = behavior
+    return await run_code(deployment.runtime, *args, **options)
 
 
 def run_code(

@@ -11,13 +11,20 @@ objects (no mocks of toolrt internals).
 * :func:`call_input` — a :class:`toolrt.ToolExecutionInput` with test defaults.
 * :class:`Approver` — an in-test approval service answering a fixed outcome.
 * :class:`Gate` — an ``asyncio.Event`` latch that parks a listener or body until released.
+* :func:`register_tool` — register a :func:`toolrt.define_tool` tool with a ``{"type": <t>}`` output.
+* :func:`trace_phases` — pass-through pre-execute / ``tools/execute`` / post-execute tracers.
+* :func:`string_tool` — a bare :class:`toolrt.ToolDefinition` with a string output and no description.
+* :func:`closing_runtime` — the ``runtime`` fixture body: a fresh runtime, closed afterwards.
+* :func:`returning`, :func:`raising` — ``async`` tool bodies returning a value / raising an error.
+* :func:`raw_tool` — a bare :class:`toolrt.ToolDefinition` answering ``ran:<name>``.
+* :func:`closed_object` — a ``{"type": "object", "additionalProperties": false}`` JSON Schema.
 * :func:`settle` — await with a timeout so a regression hangs for seconds, not forever.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Hashable
+from collections.abc import Awaitable, Hashable, Iterator
 from typing import Any, TypeVar
 
 from toolrt import (
@@ -29,22 +36,35 @@ from toolrt import (
     ToolExecutionInput,
     ToolExecutionResult,
     ToolFailure,
+    ToolOutput,
+    ToolRuntime,
     define_tool,
     user_message,
 )
 
 __all__ = [
     "ECHO_OUTPUT",
+    "READ_PARAMETERS",
+    "READ_SCHEMA",
+    "SCHEMA_KEYWORDS",
     "Approver",
     "Gate",
     "call_input",
+    "closed_object",
+    "closing_runtime",
     "content_tool",
     "context_sources",
     "ctx_message",
     "echo_tool",
     "failure",
+    "raising",
+    "raw_tool",
+    "register_tool",
+    "returning",
     "settle",
+    "string_tool",
     "text",
+    "trace_phases",
 ]
 
 T = TypeVar("T")
@@ -54,6 +74,38 @@ ECHO_OUTPUT: dict[str, Any] = {
     "render": lambda _args, value: [{"type": "text", "text": value}],
 }
 """``echoTool.output``; spread it to add a projector: ``{**ECHO_OUTPUT, "presentation_meta": f}``."""
+
+
+READ_PARAMETERS: dict[str, Any] = {
+    "path": {"type": "string", "required": True, "description": "Absolute path"},
+    "offset": {"type": "number"},
+    "limit": {"type": "number", "description": "Max lines"},
+}
+"""The S-DSL2 example ``ParameterSchemaSpec`` (upstream ``readFile``)."""
+READ_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "Absolute path"},
+        "offset": {"type": "number"},
+        "limit": {"type": "number", "description": "Max lines"},
+    },
+    "required": ["path"],
+}
+"""The standard JSON Schema :data:`READ_PARAMETERS` compiles to."""
+
+SCHEMA_KEYWORDS: list[str] = [
+    "type",
+    "oneOf",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "description",
+    "title",
+]
+"""The JSON Schema keywords the SDK renderers read (for property tests drawing schema-like dicts)."""
 
 
 def text(value: str) -> list[dict[str, str]]:
@@ -177,3 +229,130 @@ class Gate:
 async def settle(awaitable: Awaitable[T], timeout: float = 5.0) -> T:
     """Await ``awaitable``, failing the test (TimeoutError) instead of hanging."""
     return await asyncio.wait_for(awaitable, timeout)
+
+
+def closed_object(properties: Any, required: Any = None) -> dict[str, Any]:
+    """A closed object JSON Schema: ``properties`` as given, ``required`` only when given."""
+    schema: dict[str, Any] = {"type": "object", "additionalProperties": False, "properties": properties}
+    if required is not None:
+        schema["required"] = required
+    return schema
+
+
+def register_tool(
+    target: Any,
+    name: str,
+    description: str,
+    execute: Any,
+    *,
+    parameters: Any = None,
+    output: str = "string",
+    **options: Any,
+) -> Any:
+    """``target.register(define_tool(...))`` with ``parameters`` (default none) and an output schema of
+    type ``output``; ``options`` go to :func:`toolrt.define_tool`. Returns the disposer.
+    """
+    return target.register(
+        define_tool(
+            name=name,
+            description=description,
+            parameters={} if parameters is None else parameters,
+            output={"schema": {"type": output}},
+            execute=execute,
+            **options,
+        )
+    )
+
+
+def trace_phases(runtime: Any, log: list[str]) -> None:
+    """Register pass-through listeners appending ``pre``, ``execute:before`` / ``execute:after``
+    (around ``next()``) and ``post`` to ``log``.
+    """
+
+    async def pre(execution: Any, next: Any) -> Any:
+        log.append("pre")
+        return await next()
+
+    async def around(execution: Any, next: Any) -> Any:
+        log.append("execute:before")
+        result = await next()
+        log.append("execute:after")
+        return result
+
+    async def post(execution: Any, result: Any, next: Any) -> Any:
+        log.append("post")
+        return await next()
+
+    runtime.on("tools/pre-execute", pre)
+    runtime.on("tools/execute", around)
+    runtime.on("tools/post-execute", post)
+
+
+def string_tool(
+    name: str, execute: Any, parameters: Any = None, *, description: str = "", **extra: Any
+) -> ToolDefinition:
+    """``ToolDefinition(name, description, parameters, ToolOutput({"type": "string"}), execute)``;
+    ``parameters`` defaults to ``{"type": "object"}``; ``extra`` are further definition fields.
+    """
+    return ToolDefinition(
+        name=name,
+        description=description,
+        parameters={"type": "object"} if parameters is None else parameters,
+        output=ToolOutput(schema={"type": "string"}),
+        execute=execute,
+        **extra,
+    )
+
+
+def closing_runtime() -> Iterator[ToolRuntime]:
+    """The ``runtime`` fixture of the pipeline modules (``pytest.fixture(name="runtime")`` of this)."""
+    rt = ToolRuntime()
+    yield rt
+    rt.close()
+
+
+def returning(value: Any) -> Any:
+    """An ``async`` body returning ``value`` (async so it runs on the loop, not a worker thread)."""
+
+    async def execute(args: Any, ctx: Any) -> Any:
+        return value
+
+    return execute
+
+
+def raising(error: BaseException) -> Any:
+    """An ``async`` body raising ``error``."""
+
+    async def execute(args: Any, ctx: Any) -> Any:
+        raise error
+
+    return execute
+
+
+def raw_tool(
+    name: str,
+    reply: str | None = None,
+    *,
+    counter: Any = None,
+    description: str | None = None,
+    parameters: Any = None,
+    **extra: Any,
+) -> ToolDefinition:
+    """A :class:`toolrt.ToolDefinition` whose body answers ``ran:<name>`` (or ``reply``), described
+    ``<name> tool`` and taking ``{"type": "object"}`` unless given; ``counter.calls`` (when given)
+    records each call's arguments; ``extra`` are further definition fields.
+    """
+
+    async def execute(args: Any, ctx: Any) -> str:
+        if counter is not None:
+            counter.calls.append(args)
+        return f"ran:{name}" if reply is None else reply
+
+    return ToolDefinition(
+        name=name,
+        description=f"{name} tool" if description is None else description,
+        parameters={"type": "object"} if parameters is None else parameters,
+        output=ToolOutput(schema={"type": "string"}),
+        execute=execute,
+        **extra,
+    )

@@ -18,6 +18,7 @@ from anthropic.types import MessageParam, ToolParam
 from openai.types.chat import ChatCompletionMessage, ChatCompletionMessageParam, ChatCompletionToolUnionParam
 from pydantic import TypeAdapter
 
+from helpers import text
 from toolrt import ToolSchema
 from toolrt.loop.adapters import (
     RAW_ARGUMENTS_KEY,
@@ -37,10 +38,6 @@ from toolrt.loop.messages import (
     ToolResultMessage,
     UserMessage,
 )
-
-
-def text(value: str) -> list[dict[str, str]]:
-    return [{"type": "text", "text": value}]
 
 
 def materialize(value: Any) -> Any:

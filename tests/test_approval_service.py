@@ -7,7 +7,8 @@ import io
 import os
 from typing import Any
 
-from toolrt import AbortController, Ask, ToolExecutionInput, ToolRuntime, define_tool
+from helpers import register_tool
+from toolrt import AbortController, Ask, ToolExecutionInput, ToolRuntime
 from toolrt.policies.approval import ApprovalRule, Approvals, fingerprint, rule_answerer, terminal_answerer
 
 
@@ -19,15 +20,13 @@ def runtime_with_tool(approvals: Approvals) -> tuple[ToolRuntime, list[Any]]:
         ran.append(dict(args))
         return f"deleted {args['path']}"
 
-    runtime.register(
-        define_tool(
-            name="delete",
-            description="Delete a file.",
-            parameters={"path": {"type": "string", "required": True}},
-            output={"schema": {"type": "string"}},
-            execute=body,
-            present_call=lambda args: {"card": "generic", "title": f"Delete {args['path']}"},
-        )
+    register_tool(
+        runtime,
+        "delete",
+        "Delete a file.",
+        body,
+        parameters={"path": {"type": "string", "required": True}},
+        present_call=lambda args: {"card": "generic", "title": f"Delete {args['path']}"},
     )
     runtime.on("tools/pre-execute", lambda execution, next: Ask("deleting is irreversible"))
     return runtime, ran

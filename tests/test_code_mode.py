@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from code_mode_fakes import FakeRuntime, register_echo, run_code, setup
+from code_mode_fakes import FakeRuntime, register_echo, run_code, run_program, setup, setup_with_echo
 from helpers import call_input, content_tool, failure, text
 from toolrt import (
     AbortSignal,
@@ -90,6 +90,21 @@ def section_text(assembly: Assembly, name: str) -> str | None:
     return None if section is None else section.text
 
 
+def scoped_over_echoes(mode: str, *names: str) -> tuple[Any, Any]:
+    """A deployment in ``mode`` with an echo tool per name registered globally, and its ``scoped`` agent."""
+    deployment = setup(mode)
+    for name in names:
+        register_echo(deployment.runtime, name)
+    return deployment, deployment.runtime.scope("scoped")
+
+
+def sdk_text(assembly: Assembly) -> str:
+    """The text of the ``tools:sdk`` section, which must be present."""
+    sdk = section_text(assembly, "tools:sdk")
+    assert sdk is not None
+    return sdk
+
+
 def section_names(assembly: Assembly) -> list[str]:
     return [section.name for section in assembly.sections]
 
@@ -111,8 +126,7 @@ async def binding_names(request: CodeRunRequest) -> CodeRunResult:
 
 async def test_native_mode_contributes_every_schema_and_no_sdk_without_a_runtime() -> None:
     """mode 'native' contributes every schema, no run_code, no SDK section — and needs no runtime"""
-    deployment = setup("native", language=None)
-    register_echo(deployment.runtime)
+    deployment = setup_with_echo("native", language=None)
 
     assembly = await deployment.prompt.assemble()
 
@@ -124,14 +138,12 @@ async def test_native_mode_contributes_every_schema_and_no_sdk_without_a_runtime
 
 async def test_code_mode_contributes_only_run_code_plus_an_sdk_declaring_the_other_tools() -> None:
     """mode 'code' contributes exactly [run_code] plus the SDK section declaring the other tools"""
-    deployment = setup("code")
-    register_echo(deployment.runtime)
+    deployment = setup_with_echo("code")
 
     assembly = await deployment.prompt.assemble()
 
     assert assembly.tool_names == (RUN_CODE,)
-    sdk = section_text(assembly, "tools:sdk")
-    assert sdk is not None
+    sdk = sdk_text(assembly)
     assert "declare const tools: {" in sdk
     assert "echo: {" in sdk
     assert "run_code:" not in sdk
@@ -140,8 +152,7 @@ async def test_code_mode_contributes_only_run_code_plus_an_sdk_declaring_the_oth
 
 async def test_code_mode_states_the_run_code_only_rule_before_per_tool_guidance() -> None:
     """mode 'code' states the run_code-only rule BEFORE the per-tool guidance that names each tool"""
-    deployment = setup("code")
-    register_echo(deployment.runtime)
+    deployment = setup_with_echo("code")
     deployment.prompt.section("tool:echo", 100, "Use the echo tool.")
 
     assembly = await deployment.prompt.assemble()
@@ -155,8 +166,7 @@ async def test_code_mode_states_the_run_code_only_rule_before_per_tool_guidance(
 
 async def test_both_mode_omits_the_run_code_only_rule() -> None:
     """mode 'both' omits the run_code-only rule, because native calls do execute there"""
-    deployment = setup("both")
-    register_echo(deployment.runtime)
+    deployment = setup_with_echo("both")
 
     assembly = await deployment.prompt.assemble()
 
@@ -193,8 +203,7 @@ async def test_projects_a_deeply_nested_output_schema_into_the_sdk_without_recur
 
     assembly = await deployment.prompt.assemble()
 
-    sdk = section_text(assembly, "tools:sdk")
-    assert sdk is not None
+    sdk = sdk_text(assembly)
     assert "deep_output: Record<string, JsonValue>;" in sdk
     assert "deep_output: string | null" in sdk
 
@@ -202,8 +211,7 @@ async def test_projects_a_deeply_nested_output_schema_into_the_sdk_without_recur
 @pytest.mark.parametrize("mode", ["code", "both"])
 async def test_treats_an_assemble_listeners_output_as_authoritative(mode: str) -> None:
     """treats expert assembly output as authoritative in mode %s"""
-    deployment = setup(mode)
-    register_echo(deployment.runtime)
+    deployment = setup_with_echo(mode)
 
     async def strip(assembly: Assembly, context: PromptContext, next_: Any) -> Assembly:
         built = await next_()
@@ -227,8 +235,7 @@ async def test_treats_an_assemble_listeners_output_as_authoritative(mode: str) -
 @pytest.mark.parametrize("mode", ["code", "both"])
 async def test_one_scope_can_shadow_the_default_sdk_section(mode: str) -> None:
     """lets one scope shadow the default SDK section in mode %s"""
-    deployment = setup(mode)
-    register_echo(deployment.runtime)
+    deployment = setup_with_echo(mode)
     agent = deployment.runtime.scope("scoped")
     deployment.prompt.section("tools:sdk", 150, "SCOPED SDK", scope=agent)
 
@@ -243,35 +250,28 @@ async def test_one_scope_can_shadow_the_default_sdk_section(mode: str) -> None:
 
 async def test_both_mode_contributes_every_native_schema_plus_run_code_and_the_sdk() -> None:
     """mode 'both' contributes every native schema plus run_code, and the SDK section"""
-    deployment = setup("both")
-    register_echo(deployment.runtime)
+    deployment = setup_with_echo("both")
 
     assembly = await deployment.prompt.assemble()
 
     assert assembly.tool_names == ("echo", RUN_CODE)
-    sdk = section_text(assembly, "tools:sdk")
-    assert sdk is not None
+    sdk = sdk_text(assembly)
     assert "echo: {" in sdk
 
 
 @pytest.mark.parametrize("mode", ["code", "both"])
 async def test_run_code_stays_outside_scoped_allow_list_filtering(mode: str) -> None:
     """keeps the run_code transport outside scoped allow-list filtering in mode %s"""
-    deployment = setup(mode)
-    register_echo(deployment.runtime, "echo")
-    register_echo(deployment.runtime, "hidden")
-    agent = deployment.runtime.scope("scoped")
+    deployment, agent = scoped_over_echoes(mode, "echo", "hidden")
     lift = agent.restrict(allow=["echo"])
 
     assembly = await deployment.prompt.assemble(agent)
     assert assembly.tool_names == ((RUN_CODE,) if mode == "code" else ("echo", RUN_CODE))
-    sdk = section_text(assembly, "tools:sdk")
-    assert sdk is not None
+    sdk = sdk_text(assembly)
     assert "echo: {" in sdk
     assert "hidden:" not in sdk
 
-    deployment.code.behavior = binding_names
-    result = await run_code(deployment.runtime, "return Object.keys(tools)", agent=agent)
+    result = await run_program(deployment, binding_names, "return Object.keys(tools)", agent=agent)
     assert result.is_error is False
     assert result.content == text("echo")
 
@@ -283,21 +283,16 @@ async def test_run_code_stays_outside_scoped_allow_list_filtering(mode: str) -> 
 @pytest.mark.parametrize("mode", ["code", "both"])
 async def test_run_code_stays_outside_scoped_deny_list_filtering(mode: str) -> None:
     """keeps the run_code transport outside scoped deny-list filtering in mode %s"""
-    deployment = setup(mode)
-    register_echo(deployment.runtime, "denied")
-    register_echo(deployment.runtime, "kept")
-    agent = deployment.runtime.scope("scoped")
+    deployment, agent = scoped_over_echoes(mode, "denied", "kept")
     agent.restrict(deny=["denied"])
 
     assembly = await deployment.prompt.assemble(agent)
     assert assembly.tool_names == ((RUN_CODE,) if mode == "code" else ("kept", RUN_CODE))
-    sdk = section_text(assembly, "tools:sdk")
-    assert sdk is not None
+    sdk = sdk_text(assembly)
     assert "denied:" not in sdk
     assert "kept: {" in sdk
 
-    deployment.code.behavior = binding_names
-    result = await run_code(deployment.runtime, "return Object.keys(tools)", agent=agent)
+    result = await run_program(deployment, binding_names, "return Object.keys(tools)", agent=agent)
     assert result.is_error is False
     assert result.content == text("kept")
 
@@ -337,8 +332,7 @@ async def test_run_code_is_reserved_against_scoped_shadows_and_restrictions(mode
     assert len(transports) == 1
     assert "Execute a TypeScript program" in transports[0]["description"]
     assert section_text(assembly, "scoped-note") == "safe note"
-    sdk = section_text(assembly, "tools:sdk")
-    assert sdk is not None
+    sdk = sdk_text(assembly)
     assert "scoped_safe:" in sdk
     assert ("scoped_safe" in assembly.tool_names) is (mode == "both")
     assert runtime.get(RUN_CODE, agent) is runtime.get(RUN_CODE)
@@ -355,8 +349,7 @@ async def test_run_code_is_reserved_against_scoped_shadows_and_restrictions(mode
 @pytest.mark.parametrize("mode", ["code", "both"])
 async def test_run_code_is_in_the_tool_order_universe_but_no_restriction_target(mode: str) -> None:
     """keeps run_code in the toolOrder universe without exposing it as a restriction target in mode %s"""
-    deployment = setup(mode, tool_order=[RUN_CODE, REST])
-    register_echo(deployment.runtime)
+    deployment = setup_with_echo(mode, tool_order=[RUN_CODE, REST])
     agent = deployment.runtime.scope("scoped")
 
     assembly = await deployment.prompt.assemble(agent)
@@ -368,8 +361,7 @@ async def test_run_code_is_in_the_tool_order_universe_but_no_restriction_target(
 
 async def test_programs_never_see_run_code_even_under_both() -> None:
     """never exposes run_code to programs, even under mode 'both' (no recursive dispatch path)"""
-    deployment = setup("both")
-    register_echo(deployment.runtime)
+    deployment = setup_with_echo("both")
     seen: dict[str, Any] = {}
 
     async def behavior(request: CodeRunRequest) -> CodeRunResult:
@@ -382,8 +374,7 @@ async def test_programs_never_see_run_code_even_under_both() -> None:
         seen["program"] = request.program
         return CodeRunResult(value="ok")
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, "the program text")
+    result = await run_program(deployment, behavior, "the program text")
 
     assert result.is_error is False
     assert seen["global"] == "tools"
@@ -396,8 +387,7 @@ async def test_programs_never_see_run_code_even_under_both() -> None:
 
 async def test_sdk_text_is_byte_identical_across_assemblies_of_an_unchanged_tool_set() -> None:
     """renders byte-identical SDK text across consecutive assemblies of an unchanged tool set"""
-    deployment = setup("code")
-    register_echo(deployment.runtime)
+    deployment = setup_with_echo("code")
 
     first = await deployment.prompt.assemble()
     second = await deployment.prompt.assemble()
@@ -411,8 +401,7 @@ async def test_sdk_text_is_byte_identical_across_assemblies_of_an_unchanged_tool
 
 async def test_every_assembly_fails_when_a_non_native_mode_has_no_code_runtime() -> None:
     """rejects every assembly when a non-native mode has no code runtime"""
-    deployment = setup("code", language=None)
-    register_echo(deployment.runtime)
+    deployment = setup_with_echo("code", language=None)
     agent = deployment.runtime.scope("scoped")
 
     for scope in (None, None, agent):
@@ -425,8 +414,7 @@ async def test_every_assembly_fails_when_a_non_native_mode_has_no_code_runtime()
 
 async def test_every_assembly_fails_when_the_runtime_language_has_no_sdk_renderer() -> None:
     """rejects every assembly when the runtime language has no registered SDK renderer"""
-    deployment = setup("code", language="ruby")
-    register_echo(deployment.runtime)
+    deployment = setup_with_echo("code", language="ruby")
 
     for _ in range(2):
         with pytest.raises(
@@ -439,13 +427,11 @@ async def test_every_assembly_fails_when_the_runtime_language_has_no_sdk_rendere
 
 async def test_a_python_runtime_selects_the_python_sdk_renderer() -> None:
     """assembles under a python runtime by picking the Python SDK renderer"""
-    deployment = setup("code", language="python")
-    register_echo(deployment.runtime)
+    deployment = setup_with_echo("code", language="python")
 
     assembly = await deployment.prompt.assemble()
 
-    sdk = section_text(assembly, "tools:sdk")
-    assert sdk is not None
+    sdk = sdk_text(assembly)
     assert "class Tools(Protocol):" in sdk
     assert "async def echo(self, args:" in sdk
     assert "top-level `await`" in sdk
@@ -454,13 +440,11 @@ async def test_a_python_runtime_selects_the_python_sdk_renderer() -> None:
 
 async def test_a_python_runtime_under_both_gives_python_sdk_and_python_schema() -> None:
     """assembles under a python runtime in mode 'both' as well, SDK and schema together"""
-    deployment = setup("both", language="python")
-    register_echo(deployment.runtime)
+    deployment = setup_with_echo("both", language="python")
 
     assembly = await deployment.prompt.assemble()
 
-    sdk = section_text(assembly, "tools:sdk")
-    assert sdk is not None
+    sdk = sdk_text(assembly)
     assert "class Tools(Protocol):" in sdk
     assert run_code_schema(assembly)["description"] == PY_DESCRIPTION
     assert "echo" in assembly.tool_names
@@ -468,8 +452,7 @@ async def test_a_python_runtime_under_both_gives_python_sdk_and_python_schema() 
 
 async def test_a_typescript_runtime_gets_the_typescript_flavored_run_code_schema() -> None:
     """emits a TypeScript-flavored run_code schema under a typescript runtime"""
-    deployment = setup("code", language="typescript")
-    register_echo(deployment.runtime)
+    deployment = setup_with_echo("code", language="typescript")
 
     schema = run_code_schema(await deployment.prompt.assemble())
 
@@ -479,8 +462,7 @@ async def test_a_typescript_runtime_gets_the_typescript_flavored_run_code_schema
 
 async def test_a_python_runtime_gets_the_python_flavored_run_code_schema() -> None:
     """emits a Python-flavored run_code schema under a python runtime (matches the SDK language)"""
-    deployment = setup("code", language="python")
-    register_echo(deployment.runtime)
+    deployment = setup_with_echo("code", language="python")
 
     schema = run_code_schema(await deployment.prompt.assemble())
 
@@ -528,8 +510,7 @@ async def test_the_run_code_flavor_degrades_to_typescript_without_a_runtime() ->
 
 async def test_tool_order_naming_a_tool_code_mode_no_longer_contributes_rejects_assembly() -> None:
     """rejects the assembly when toolOrder names a native tool that mode 'code' no longer contributes"""
-    deployment = setup("code", tool_order=["echo", REST])
-    register_echo(deployment.runtime)
+    deployment = setup_with_echo("code", tool_order=["echo", REST])
 
     with pytest.raises(ValueError) as raised:
         await deployment.prompt.assemble()
@@ -709,6 +690,20 @@ async def test_collapse_makes_model_direct_calls_exclusive_but_not_nested_ones()
 # =================================================================================================
 
 
+def scoped_echo(mode: str) -> tuple[Any, list[dict[str, Any]], Any]:
+    """A deployment in ``mode`` with ``echo`` registered: it, the echo calls and the ``scoped`` agent."""
+    deployment = setup(mode)
+    calls = register_echo(deployment.runtime)
+    return deployment, calls, deployment.runtime.scope("scoped")
+
+
+def code_only_sdk(assembly: Any) -> str:
+    """Check ``assembly`` presents Code Mode only (``run_code`` and the code-only rule); its SDK text."""
+    assert assembly.tool_names == (RUN_CODE,)
+    assert section_text(assembly, "tools:code-only") == CODE_ONLY_RULE
+    return sdk_text(assembly)
+
+
 async def test_a_scope_presenting_before_the_prompt_connects_still_gets_its_sections() -> None:
     """P2 (Python wiring): ``connect_runtime`` picks up scopes that already present ``code``."""
     runtime = ToolRuntime(code_runtime=FakeRuntime())
@@ -720,27 +715,19 @@ async def test_a_scope_presenting_before_the_prompt_connects_still_gets_its_sect
 
     assembly = await prompt.assemble(agent)
 
-    assert assembly.tool_names == (RUN_CODE,)
-    assert section_text(assembly, "tools:code-only") == CODE_ONLY_RULE
-    sdk = section_text(assembly, "tools:sdk")
-    assert sdk is not None
+    sdk = code_only_sdk(assembly)
     assert "echo: {" in sdk
 
 
 async def test_one_agent_presents_code_while_the_deployment_stays_native() -> None:
     """gives one agent Code Mode while the deployment stays native"""
-    deployment = setup("native")
+    deployment, calls, agent = scoped_echo("native")
     runtime = deployment.runtime
-    calls = register_echo(runtime)
-    agent = runtime.scope("scoped")
 
     agent.present_as("code")
 
     coded = await deployment.prompt.assemble(agent)
-    assert coded.tool_names == (RUN_CODE,)
-    assert section_text(coded, "tools:code-only") == CODE_ONLY_RULE
-    sdk = section_text(coded, "tools:sdk")
-    assert sdk is not None
+    sdk = code_only_sdk(coded)
     assert "echo" in sdk
     denied = await runtime.execute(
         call_input("echo", {"value": "coded"}, call_id="coded-direct", agent=agent)
@@ -771,8 +758,7 @@ async def test_a_standing_preset_scopes_mode_reaches_parented_agents_only() -> N
     assert runtime.get(RUN_CODE, joined) is not None
     coded = await deployment.prompt.assemble(joined)
     assert coded.tool_names == (RUN_CODE,)
-    sdk = section_text(coded, "tools:sdk")
-    assert sdk is not None
+    sdk = sdk_text(coded)
     assert "echo: {" in sdk
     assert runtime.execution_mode(call_input("echo", {"value": "joined"}, agent=joined)) == "exclusive"
     denied = await runtime.execute(
@@ -814,10 +800,8 @@ async def test_run_code_is_not_in_a_native_agents_dispatch_table() -> None:
 
 async def test_an_agent_can_opt_out_of_a_code_mode_deployment() -> None:
     """lets an agent opt out of a code-mode deployment"""
-    deployment = setup("code")
+    deployment, calls, agent = scoped_echo("code")
     runtime = deployment.runtime
-    calls = register_echo(runtime)
-    agent = runtime.scope("scoped")
 
     agent.present_as("native")
 
@@ -838,10 +822,8 @@ async def test_unloading_the_agent_restores_the_deployment_default(unload: str) 
 
     Python adaptation: "unloading" is the ``present_as`` disposer or closing the agent's scope.
     """
-    deployment = setup("native")
+    deployment, _calls, agent = scoped_echo("native")
     runtime = deployment.runtime
-    register_echo(runtime)
-    agent = runtime.scope("scoped")
     dispose = agent.present_as("code")
     assert (await deployment.prompt.assemble("scoped")).tool_names == (RUN_CODE,)
 
@@ -896,8 +878,7 @@ def test_run_code_is_reserved_even_where_no_agent_presents_it(where: str) -> Non
 
 async def test_a_missing_runtime_is_reported_against_the_agents_own_mode() -> None:
     """reports the missing runtime against the agent's own mode"""
-    deployment = setup("native", language=None)
-    register_echo(deployment.runtime)
+    deployment = setup_with_echo("native", language=None)
     agent = deployment.runtime.scope("scoped")
     agent.present_as("both")
 

@@ -38,11 +38,13 @@ from code_mode_fakes import (
     outcome,
     register_echo,
     run_code,
+    run_program,
     session_events,
     setup,
+    setup_with_echo,
     submit,
 )
-from helpers import content_tool, failure, text
+from helpers import content_tool, failure, register_tool, text
 from toolrt import (
     AbortController,
     AbortSignal,
@@ -107,8 +109,7 @@ async def test_safe_calls_overlap_and_each_dispatch_logs_a_start_event() -> None
         values = await asyncio.gather(*calls)
         return CodeRunResult(value=",".join(values) if started else "never overlapped")
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, agent=AGENT)
+    result = await run_program(deployment, behavior, agent=AGENT)
 
     assert isinstance(result, ToolSuccess)
     assert gated.peak == 3
@@ -151,8 +152,7 @@ async def test_an_exclusive_call_waits_for_the_pool_runs_alone_and_bars_later_ca
         await asyncio.gather(*reads, write, tail)
         return CodeRunResult(value="ordered")
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime)
+    result = await run_program(deployment, behavior)
 
     assert result.is_error is False
     assert observed == {
@@ -184,8 +184,7 @@ async def test_max_parallel_sub_calls_caps_the_overlap_window() -> None:
         await asyncio.gather(*calls)
         return CodeRunResult(value="capped")
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime)
+    result = await run_program(deployment, behavior)
 
     assert result.is_error is False
     assert observed == {"two started": True, "parked while capped": ["a", "b"], "third started": True}
@@ -212,8 +211,7 @@ async def test_a_finished_call_frees_its_slot_even_before_earlier_calls_commit()
         await asyncio.gather(*calls)
         return CodeRunResult()
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime)
+    result = await run_program(deployment, behavior)
 
     assert result.is_error is False
     assert observed == {"third started beside the first": True, "first still running": True}
@@ -228,14 +226,8 @@ async def test_a_tool_unregistered_after_binding_enumeration_fails_as_unknown_to
         ran.append("ran")
         return "ok"
 
-    dispose = deployment.runtime.register(
-        define_tool(
-            name="ephemeral",
-            description="Unregistered between binding enumeration and dispatch.",
-            parameters={},
-            output={"schema": {"type": "string"}},
-            execute=execute,
-        )
+    dispose = register_tool(
+        deployment.runtime, "ephemeral", "Unregistered between binding enumeration and dispatch.", execute
     )
 
     async def behavior(request: CodeRunRequest) -> CodeRunResult:
@@ -243,8 +235,7 @@ async def test_a_tool_unregistered_after_binding_enumeration_fails_as_unknown_to
         settled = await outcome(call(request, "ephemeral", {}))
         return CodeRunResult(value=settled.message if isinstance(settled, Rejected) else "resolved")
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, agent=AGENT)
+    result = await run_program(deployment, behavior, agent=AGENT)
 
     assert isinstance(result, ToolSuccess)
     assert result.value == {"logs": [], "result": 'unknown tool "ephemeral"'}
@@ -254,22 +245,31 @@ async def test_a_tool_unregistered_after_binding_enumeration_fails_as_unknown_to
     assert settle["content"] == text('Error: unknown tool "ephemeral"')
 
 
-async def test_ordered_pre_execute_never_overlaps() -> None:
-    """ordered pre-execute never overlaps: a slow policy on one call delays the next start"""
-    deployment = setup("code")
-    gated = Gated(deployment.runtime, "safe_read", safe=True)
+def slow_read_policy(runtime: Any, held_suffix: str) -> tuple[list[str], asyncio.Event]:
+    """A ``safe_read`` pre-execute policy logging ``pre-enter:<call id>`` / ``pre-exit:<call id>`` to
+    the returned stages; the call whose id ends with ``held_suffix`` waits for the returned event.
+    """
     stages: list[str] = []
     policy_gate = asyncio.Event()
 
     async def slow_policy(execution: Any, next_: Any) -> Any:
         if execution.name == "safe_read":
             stages.append(f"pre-enter:{execution.call_id}")
-            if execution.call_id.endswith(":1"):
-                await policy_gate.wait()  # the FIRST call's policy awaits an asynchronous decision
+            if execution.call_id.endswith(held_suffix):
+                await policy_gate.wait()
             stages.append(f"pre-exit:{execution.call_id}")
         return await next_()
 
-    deployment.runtime.on("tools/pre-execute", slow_policy)
+    runtime.on("tools/pre-execute", slow_policy)
+    return stages, policy_gate
+
+
+async def test_ordered_pre_execute_never_overlaps() -> None:
+    """ordered pre-execute never overlaps: a slow policy on one call delays the next start"""
+    deployment = setup("code")
+    gated = Gated(deployment.runtime, "safe_read", safe=True)
+    # the FIRST call's policy awaits an asynchronous decision
+    stages, policy_gate = slow_read_policy(deployment.runtime, ":1")
     observed: dict[str, Any] = {}
 
     async def behavior(request: CodeRunRequest) -> CodeRunResult:
@@ -283,8 +283,7 @@ async def test_ordered_pre_execute_never_overlaps() -> None:
         await asyncio.gather(*calls)
         return CodeRunResult(value="ordered-prepare")
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime)
+    result = await run_program(deployment, behavior)
 
     assert result.is_error is False
     assert observed == {"while first policy pends": ["pre-enter:call-1:code:1"]}
@@ -302,23 +301,13 @@ async def test_a_finished_call_commits_only_after_a_later_calls_prepare_ends() -
     the fast lane, the second the driver lane: both lanes share the one ordering)"""
     deployment = setup("code")
     gated = Gated(deployment.runtime, "safe_read", safe=True)
-    stages: list[str] = []
-    policy_gate = asyncio.Event()
-
-    async def pre(execution: Any, next_: Any) -> Any:
-        if execution.name == "safe_read":
-            stages.append(f"pre-enter:{execution.call_id}")
-            if execution.call_id.endswith(":2"):
-                await policy_gate.wait()
-            stages.append(f"pre-exit:{execution.call_id}")
-        return await next_()
+    stages, policy_gate = slow_read_policy(deployment.runtime, ":2")
 
     async def post(execution: Any, result: Any, next_: Any) -> Any:
         if execution.name == "safe_read":
             stages.append(f"post:{execution.call_id}")
         return await next_()
 
-    deployment.runtime.on("tools/pre-execute", pre)
     deployment.runtime.on("tools/post-execute", post)
     observed: dict[str, Any] = {}
 
@@ -336,8 +325,7 @@ async def test_a_finished_call_commits_only_after_a_later_calls_prepare_ends() -
         gated.release_all()
         return CodeRunResult(value=",".join(await asyncio.gather(first, second)))
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime)
+    result = await run_program(deployment, behavior)
 
     assert result.is_error is False
     assert observed == {"first settled while the policy pends": False}
@@ -374,8 +362,7 @@ async def test_a_denied_call_queued_behind_a_running_call_answers_in_submission_
         observed["denied"] = await outcome(denied)
         return CodeRunResult(value="ordered")
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, agent=AGENT)
+    result = await run_program(deployment, behavior, agent=AGENT)
 
     assert result.is_error is False
     assert observed == {
@@ -409,8 +396,7 @@ async def test_a_call_aborted_before_its_first_step_is_abandoned_undispatched() 
         settled.append(await outcome(task))
         return CodeRunResult(error=CodeRunError("abort", "user-cancel"))
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, signal=controller.signal, agent=AGENT)
+    result = await run_program(deployment, behavior, signal=controller.signal, agent=AGENT)
 
     assert result.is_error is True
     assert settled == [Rejected("run_code run is over (user-cancel); echo tool call abandoned")]
@@ -459,8 +445,7 @@ async def test_an_exclusive_call_holds_its_barrier_through_post_execute() -> Non
         await read
         return CodeRunResult(value="barrier-through-commit")
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, agent=AGENT)
+    result = await run_program(deployment, behavior, agent=AGENT)
 
     assert result.is_error is False
     assert observed == {"reader during writer commit": (0, ["post-enter:writer"]), "reader started": True}
@@ -495,8 +480,7 @@ async def test_run_settlement_drains_a_commit_already_in_progress() -> None:
         asyncio.get_running_loop().call_soon(post_gate.set)
         return CodeRunResult(value="returned-early")
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, agent=AGENT)
+    result = await run_program(deployment, behavior, agent=AGENT)
 
     # Checked before yielding once: every append happened inside execute().
     settles = session_events(deployment.log, SETTLE)
@@ -545,8 +529,7 @@ async def test_post_execute_and_contexts_commit_in_submission_order() -> None:
         await asyncio.gather(*calls)
         return CodeRunResult(value="ordered-commit")
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, agent=AGENT)
+    result = await run_program(deployment, behavior, agent=AGENT)
 
     assert result.is_error is False
     assert gated.order == ["start:a", "start:b", "end:b", "end:a"]
@@ -558,21 +541,33 @@ async def test_post_execute_and_contexts_commit_in_submission_order() -> None:
     assert sub_ids(session_events(deployment.log, SETTLE)) == ["call-1:code:1", "call-1:code:2"]
 
 
+async def run_leaving_calls(
+    deployment: Any, gated: Gated, ids: list[str], ending: CodeRunResult | BaseException, **options: Any
+) -> tuple[Any, list[asyncio.Task[Any]]]:
+    """Run a program that submits one ``gated`` call per id, waits until one of them runs, then ends
+    with ``ending`` (raised when it is an exception); return the run's result and the submitted calls.
+    """
+    submitted: list[asyncio.Task[Any]] = []
+
+    async def behavior(request: CodeRunRequest) -> CodeRunResult:
+        for key in ids:
+            submitted.append(submit(request, gated.name, {"id": key}))
+        await eventually(lambda: gated.live == 1)
+        if isinstance(ending, BaseException):
+            raise ending
+        return ending
+
+    return await run_program(deployment, behavior, **options), submitted
+
+
 async def test_a_queued_unstarted_call_abandoned_by_settlement_logs_nothing() -> None:
     """a queued-unstarted call abandoned by run settlement logs no start event"""
     deployment = setup("code")
     gated = Gated(deployment.runtime, "writer", safe=False)
-    submitted: list[asyncio.Task[Any]] = []
-
-    async def behavior(request: CodeRunRequest) -> CodeRunResult:
-        # The first exclusive call occupies the lane; the second queues unstarted.
-        submitted.append(submit(request, "writer", {"id": "w1"}))
-        submitted.append(submit(request, "writer", {"id": "w2"}))
-        await eventually(lambda: gated.live == 1)
-        raise RuntimeError("program failed with a queued call")
-
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, agent=AGENT)
+    # The first exclusive call occupies the lane; the second queues unstarted.
+    result, submitted = await run_leaving_calls(
+        deployment, gated, ["w1", "w2"], RuntimeError("program failed with a queued call"), agent=AGENT
+    )
 
     assert result == failure("program failed with a queued call")
     assert sub_ids(session_events(deployment.log, START)) == ["call-1:code:1"]
@@ -591,15 +586,9 @@ async def test_a_call_in_flight_when_the_run_settles_rejects_as_result_discarded
     (as here, aborted by the settlement) failed."""
     deployment = setup("code")
     gated = Gated(deployment.runtime, "writer", safe=False)
-    submitted: list[asyncio.Task[Any]] = []
-
-    async def behavior(request: CodeRunRequest) -> CodeRunResult:
-        submitted.append(submit(request, "writer", {"id": "w1"}))
-        await eventually(lambda: gated.live == 1)
-        return CodeRunResult(value="returned while w1 runs")
-
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime)
+    result, submitted = await run_leaving_calls(
+        deployment, gated, ["w1"], CodeRunResult(value="returned while w1 runs")
+    )
 
     assert result.is_error is False
     assert await outcome(submitted[0]) == Rejected(
@@ -624,8 +613,7 @@ async def test_bridges_tool_calls_returns_the_curated_output_and_logs_each_dispa
         assert isinstance(second, str)
         return CodeRunResult(logs=(f"saw {first}",), value=second)
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, "const …: string = …", agent=AGENT)
+    result = await run_program(deployment, behavior, "const …: string = …", agent=AGENT)
 
     assert isinstance(result, ToolSuccess)
     assert result.value == {"logs": ["saw echo:one"], "result": "echo:two"}
@@ -659,8 +647,7 @@ async def test_bridges_tool_calls_returns_the_curated_output_and_logs_each_dispa
 async def test_sub_calls_carry_the_outer_root_call_id() -> None:
     """§4.1 item 1: nested executions and both dispatch events carry the outer call's ``root_call_id``
     (not the outer call id), while ``parent_call_id`` names the outer call."""
-    deployment = setup("code")
-    register_echo(deployment.runtime)
+    deployment = setup_with_echo("code")
     nested: list[tuple[str, str]] = []
     deployment.runtime.on(
         "tools/result",
@@ -673,8 +660,7 @@ async def test_sub_calls_carry_the_outer_root_call_id() -> None:
         await call(request, "echo", {"value": "x"})
         return CodeRunResult()
 
-    deployment.code.behavior = behavior
-    await run_code(deployment.runtime, agent=AGENT, call_id="outer-2", root_call_id="root-7")
+    await run_program(deployment, behavior, agent=AGENT, call_id="outer-2", root_call_id="root-7")
 
     assert nested == [("outer-2:code:1", "root-7")]
     for kind in (START, SETTLE):
@@ -693,8 +679,7 @@ async def test_nested_observers_see_only_an_opaque_parent_token() -> None:
     outer execution's :class:`~toolrt.ExecutionToken` — an identity with no attributes — never the
     live outer execution, so a timeout-style wrapper can still swap and restore the outer signal.
     """
-    deployment = setup("code")
-    register_echo(deployment.runtime)
+    deployment = setup_with_echo("code")
     outer_tokens: list[ExecutionToken] = []
     parents: list[Any] = []
 
@@ -719,8 +704,7 @@ async def test_nested_observers_see_only_an_opaque_parent_token() -> None:
         await call(request, "echo", {"value": "nested"})
         return CodeRunResult(value="done")
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, 'await tools.echo({ value: "nested" })')
+    result = await run_program(deployment, behavior, 'await tools.echo({ value: "nested" })')
 
     assert result.is_error is False
     assert result.content == text("done")
@@ -740,22 +724,13 @@ async def test_a_nested_conclusion_is_forwarded_only_from_a_success() -> None:
         ctx.conclude_turn()
         return "done"
 
-    deployment.runtime.register(
-        define_tool(
-            name="finalize",
-            description="Terminal tool.",
-            parameters={},
-            output={"schema": {"type": "string"}},
-            execute=execute,
-        )
-    )
+    register_tool(deployment.runtime, "finalize", "Terminal tool.", execute)
 
     async def concluding(request: CodeRunRequest) -> CodeRunResult:
         await call(request, "finalize", {})
         return CodeRunResult(value="program complete")
 
-    deployment.code.behavior = concluding
-    concluded = await run_code(deployment.runtime, "await tools.finalize({})")
+    concluded = await run_program(deployment, concluding, "await tools.finalize({})")
     assert isinstance(concluded, ToolSuccess)
     assert concluded.concludes_turn is True
 
@@ -772,8 +747,7 @@ async def test_a_nested_conclusion_is_forwarded_only_from_a_success() -> None:
         assert settled == Rejected("terminal rejected")
         return CodeRunResult(value="recovered")
 
-    deployment.code.behavior = recovering
-    recovered = await run_code(deployment.runtime, "await tools.finalize({}).catch(() => {})")
+    recovered = await run_program(deployment, recovering, "await tools.finalize({}).catch(() => {})")
     veto()
     assert isinstance(recovered, ToolSuccess)
     assert recovered.concludes_turn is False
@@ -797,22 +771,19 @@ async def test_non_safe_calls_under_gather_never_overlap_and_run_in_submission_o
         active -= 1
         return str(args["id"])
 
-    deployment.runtime.register(
-        define_tool(
-            name="probe",
-            description="Records execution overlap.",
-            parameters={"id": {"type": "string", "required": True}},
-            output={"schema": {"type": "string"}},
-            execute=execute,
-        )
+    register_tool(
+        deployment.runtime,
+        "probe",
+        "Records execution overlap.",
+        execute,
+        parameters={"id": {"type": "string", "required": True}},
     )
 
     async def behavior(request: CodeRunRequest) -> CodeRunResult:
         values = await asyncio.gather(*(submit(request, "probe", {"id": key}) for key in "abc"))
         return CodeRunResult(value=",".join(values))
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime)
+    result = await run_program(deployment, behavior)
 
     assert result.is_error is False
     assert overlapped == []
@@ -843,8 +814,7 @@ async def test_a_failing_tool_rejects_the_program_side_call_with_the_tool_error_
             return CodeRunResult(value=f"caught: {error}")
         return CodeRunResult(value="unreachable")
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime)
+    result = await run_program(deployment, behavior)
 
     # Only the message reaches the program: no "Error: " content prefix, no error code.
     assert result.content == text("caught: deliberate failure")
@@ -852,8 +822,7 @@ async def test_a_failing_tool_rejects_the_program_side_call_with_the_tool_error_
 
 async def test_a_throwing_code_dispatch_log_listener_is_contained(caplog: pytest.LogCaptureFixture) -> None:
     """a throwing tools/code-dispatch-log listener is contained: the original settled content is logged"""
-    deployment = setup("code")
-    register_echo(deployment.runtime)
+    deployment = setup_with_echo("code")
 
     def broken(entry: Any, next_: Any) -> Any:
         raise RuntimeError("log-content listener failed")
@@ -880,8 +849,7 @@ async def test_a_throwing_code_dispatch_log_listener_is_contained(caplog: pytest
 async def test_a_code_dispatch_log_listener_replaces_only_the_durable_copy() -> None:
     """B9: the ``tools/code-dispatch-log`` waterfall (the spill hook) decides the logged content; the
     program's value and the model-facing result are untouched."""
-    deployment = setup("code")
-    register_echo(deployment.runtime)
+    deployment = setup_with_echo("code")
     seen: list[tuple[str, str, bool, Any]] = []
 
     async def spill(entry: Any, next_: Any) -> Any:
@@ -894,8 +862,7 @@ async def test_a_code_dispatch_log_listener_replaces_only_the_durable_copy() -> 
     async def behavior(request: CodeRunRequest) -> CodeRunResult:
         return CodeRunResult(value=await call(request, "echo", {"value": "x"}))
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, agent=AGENT)
+    result = await run_program(deployment, behavior, agent=AGENT)
 
     assert result.content == text("echo:x")
     assert seen == [("call-1:code:1", "echo", False, text("echo:x"))]
@@ -903,18 +870,23 @@ async def test_a_code_dispatch_log_listener_replaces_only_the_durable_copy() -> 
     assert settle["content"] == text("preview: stored elsewhere")
 
 
-async def test_settle_events_are_written_off_the_programs_path_but_before_run_code_returns() -> None:
-    """B9 / B10: a slow ``tools/code-dispatch-log`` listener never delays the program's value, yet the
-    run's settlement waits for every log write, so the settle event exists when ``run_code`` returns."""
-    deployment = setup("code")
-    register_echo(deployment.runtime)
+def hold_dispatch_log(runtime: Any) -> asyncio.Event:
+    """Park every ``tools/code-dispatch-log`` write until the returned event is set."""
     log_gate = asyncio.Event()
 
     async def slow_spill(entry: Any, next_: Any) -> Any:
         await log_gate.wait()
         return await next_()
 
-    deployment.runtime.on("tools/code-dispatch-log", slow_spill)
+    runtime.on("tools/code-dispatch-log", slow_spill)
+    return log_gate
+
+
+async def test_settle_events_are_written_off_the_programs_path_but_before_run_code_returns() -> None:
+    """B9 / B10: a slow ``tools/code-dispatch-log`` listener never delays the program's value, yet the
+    run's settlement waits for every log write, so the settle event exists when ``run_code`` returns."""
+    deployment = setup_with_echo("code")
+    log_gate = hold_dispatch_log(deployment.runtime)
     observed: dict[str, Any] = {}
 
     async def behavior(request: CodeRunRequest) -> CodeRunResult:
@@ -924,8 +896,7 @@ async def test_settle_events_are_written_off_the_programs_path_but_before_run_co
         loop.call_later(0.05, log_gate.set)
         return CodeRunResult(value=value)
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, agent=AGENT)
+    result = await run_program(deployment, behavior, agent=AGENT)
 
     assert result.content == text("echo:x")
     assert observed == {"settles logged when the value arrived": 0}
@@ -936,15 +907,8 @@ async def test_settle_events_are_written_off_the_programs_path_but_before_run_co
 async def test_pending_log_writes_beyond_the_cap_hold_back_later_starts() -> None:
     """B8 backpressure: after a commit, while more log writes are pending than
     ``max_parallel_sub_calls``, the lane waits — later sub-calls do not start."""
-    deployment = setup("code", max_parallel_sub_calls=1)
-    register_echo(deployment.runtime)
-    log_gate = asyncio.Event()
-
-    async def slow_spill(entry: Any, next_: Any) -> Any:
-        await log_gate.wait()
-        return await next_()
-
-    deployment.runtime.on("tools/code-dispatch-log", slow_spill)
+    deployment = setup_with_echo("code", max_parallel_sub_calls=1)
+    log_gate = hold_dispatch_log(deployment.runtime)
     observed: dict[str, Any] = {}
 
     async def behavior(request: CodeRunRequest) -> CodeRunResult:
@@ -957,8 +921,7 @@ async def test_pending_log_writes_beyond_the_cap_hold_back_later_starts() -> Non
         observed["third"] = await outcome(third)
         return CodeRunResult()
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, agent=AGENT)
+    result = await run_program(deployment, behavior, agent=AGENT)
 
     assert result.is_error is False
     assert observed == {"starts while two writes pend": 2, "third": Resolved("echo:3")}
@@ -992,8 +955,7 @@ async def test_a_throwing_pre_execute_listener_settles_the_sub_call_without_post
         settled = await outcome(call(request, "echo", {"value": "x"}))
         return CodeRunResult(value=settled.message if isinstance(settled, Rejected) else "resolved")
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, agent=AGENT)
+    result = await run_program(deployment, behavior, agent=AGENT)
 
     assert isinstance(result, ToolSuccess)
     assert result.value == {"logs": [], "result": "gate exploded"}
@@ -1023,8 +985,7 @@ async def test_a_pre_execute_denial_reaches_the_program_as_a_binding_rejection()
             return CodeRunResult(value=f"denied: {error}")
         return CodeRunResult(value="unreachable")
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime)
+    result = await run_program(deployment, behavior)
 
     assert result.content == text("denied: not on my watch")
     assert calls == []
@@ -1042,8 +1003,7 @@ async def test_a_non_lossless_binding_argument_is_rejected_and_nothing_dispatche
         settled = await outcome(call(request, "echo", {"value": "x", "big": 2**53 + 1}))
         return CodeRunResult(value=settled.message if isinstance(settled, Rejected) else "resolved")
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, agent=AGENT)
+    result = await run_program(deployment, behavior, agent=AGENT)
 
     assert "lossless JSON" in only_text(result)
     assert calls == []
@@ -1066,8 +1026,7 @@ async def test_dispatch_and_log_get_independent_snapshots_of_the_same_value() ->
         sent["value"] = "mutated after the call"
         return CodeRunResult()
 
-    deployment.code.behavior = behavior
-    await run_code(deployment.runtime, agent=AGENT)
+    await run_program(deployment, behavior, agent=AGENT)
 
     assert calls == [{"value": "x", "nested": ["same"]}]
     (settle,) = session_events(deployment.log, SETTLE)
@@ -1078,8 +1037,7 @@ async def test_dispatch_and_log_get_independent_snapshots_of_the_same_value() ->
 
 async def test_sub_call_contexts_are_deferred_onto_the_outer_result() -> None:
     """defers sub-call additionalContexts onto the outer run_code result"""
-    deployment = setup("code")
-    register_echo(deployment.runtime)
+    deployment = setup_with_echo("code")
     deployment.runtime.on(
         "tools/post-execute",
         lambda execution, result, next_: (
@@ -1098,8 +1056,7 @@ async def test_sub_call_contexts_are_deferred_onto_the_outer_result() -> None:
         await call(request, "echo", {"value": "y"})
         return CodeRunResult(value="done")
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime)
+    result = await run_program(deployment, behavior)
 
     assert result.is_error is False
     assert result.additional_contexts == [
@@ -1120,8 +1077,7 @@ async def test_sub_call_contexts_are_deferred_onto_the_outer_result() -> None:
 
 async def test_sub_call_contexts_survive_a_later_program_failure() -> None:
     """keeps sub-call contexts when run_code fails after the nested dispatch"""
-    deployment = setup("both")
-    register_echo(deployment.runtime)
+    deployment = setup_with_echo("both")
     deployment.runtime.on(
         "tools/post-execute",
         lambda execution, result, next_: (
@@ -1135,8 +1091,7 @@ async def test_sub_call_contexts_survive_a_later_program_failure() -> None:
         await call(request, "echo", {"value": "x"})
         return CodeRunResult(error=CodeRunError("exception", "program failed later"))
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime)
+    result = await run_program(deployment, behavior)
 
     assert result.is_error is True
     assert only_text(result) == "Error: code run failed (exception): program failed later"
@@ -1159,8 +1114,7 @@ async def test_a_failed_run_is_a_structured_error_with_kind_message_and_logs() -
             logs=("got this far",), error=CodeRunError("timeout", "compute budget exhausted (300ms busy)")
         )
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime)
+    result = await run_program(deployment, behavior)
 
     assert result == failure(
         "code run failed (timeout): compute budget exhausted (300ms busy)\nCaptured output:\ngot this far",
@@ -1176,8 +1130,7 @@ async def test_a_failed_run_without_logs_has_no_captured_output_section() -> Non
     async def behavior(request: CodeRunRequest) -> CodeRunResult:
         return CodeRunResult(value="ignored", error=CodeRunError("memory-limit", "heap exhausted"))
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime)
+    result = await run_program(deployment, behavior)
 
     assert result == failure(
         "code run failed (memory-limit): heap exhausted", "CodeRunFailedError", "CODE_RUN_FAILED"
@@ -1209,8 +1162,7 @@ async def test_an_outer_abort_aborts_the_in_flight_call_and_abandons_queued_ones
         # A real runtime is terminated by the abort; the fake reports it as the run failure.
         return CodeRunResult(error=CodeRunError("abort", "user-cancel"))
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, signal=controller.signal)
+    result = await run_program(deployment, behavior, signal=controller.signal)
 
     assert result.is_error is True
     assert only_text(result) == "Error: code run failed (abort): user-cancel"
@@ -1224,15 +1176,9 @@ async def test_a_runtime_that_raises_after_starting_a_call_still_drains_before_r
     """a runtime that starts a binding call and then REJECTS still reaches quiescence before returning"""
     deployment = setup("code")
     slow = Gated(deployment.runtime, "slow", safe=False)
-    orphans: list[asyncio.Task[Any]] = []
-
-    async def behavior(request: CodeRunRequest) -> CodeRunResult:
-        orphans.append(submit(request, "slow", {"id": "orphan"}))
-        await eventually(lambda: slow.live == 1)
-        raise RuntimeError("backend exploded")
-
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, agent=AGENT)
+    result, orphans = await run_leaving_calls(
+        deployment, slow, ["orphan"], RuntimeError("backend exploded"), agent=AGENT
+    )
 
     # Quiescence held: the in-flight call was aborted and logged INSIDE the run_code execution.
     assert result == failure("backend exploded")
@@ -1254,8 +1200,7 @@ async def test_runs_without_a_logging_agent_dispatch_but_log_nothing(agent: str 
         await call(request, "echo", {"value": "x"})
         return CodeRunResult(value="ok")
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, agent=agent)
+    result = await run_program(deployment, behavior, agent=agent)
 
     assert result.is_error is False
     assert result.content == text("ok")
@@ -1321,8 +1266,7 @@ async def test_keeps_the_output_in_durable_content_without_a_result_presenter(
     async def behavior(request: CodeRunRequest) -> CodeRunResult:
         return run
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, "return 1")
+    result = await run_program(deployment, behavior, "return 1")
     definition = deployment.runtime.get(RUN_CODE)
 
     assert result.content == text(expected)
@@ -1364,8 +1308,7 @@ async def test_canonical_failure_content_is_durable() -> None:
             error=CodeRunError("output-limit", "outer output exceeded 8 bytes"),
         )
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, "return 1")
+    result = await run_program(deployment, behavior, "return 1")
 
     assert result.is_error is True
     assert result.content == text(
@@ -1404,8 +1347,7 @@ async def test_logs_the_complete_sub_result_content_verbatim() -> None:
     async def behavior(request: CodeRunRequest) -> CodeRunResult:
         return CodeRunResult(value=await call(request, "mixed", {}))
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, agent=AGENT)
+    result = await run_program(deployment, behavior, agent=AGENT)
 
     assert result.is_error is False
     assert result.content == text("mixed-value")
@@ -1463,8 +1405,7 @@ async def test_unrepresentable_and_throwing_binding_arguments_are_rejected_befor
         messages.append(await outcome(call(request, "echo", {"value": "valid"})))
         return CodeRunResult()
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, agent=AGENT)
+    result = await run_program(deployment, behavior, agent=AGENT)
 
     assert result.is_error is False
     assert messages == [
@@ -1488,8 +1429,7 @@ async def test_a_dict_subclass_is_snapshotted_from_its_stored_entries_not_its_ov
         settled = await outcome(call(request, "echo", _ThrowingItems(value="x")))
         return CodeRunResult(value=settled.message if isinstance(settled, Rejected) else "resolved")
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime)
+    result = await run_program(deployment, behavior)
 
     assert result.content == text("resolved")
     assert calls == [{"value": "x"}]
@@ -1513,14 +1453,13 @@ async def test_binding_arguments_deeper_than_the_recursion_limit_dispatch_and_lo
         observed["depth"], observed["leaf"] = measure(args["nested"])
         return int(observed["depth"])
 
-    deployment.runtime.register(
-        define_tool(
-            name="deep_args",
-            description="Measure a deeply nested JSON argument.",
-            parameters={"nested": {"type": "json", "required": True}},
-            output={"schema": {"type": "integer"}},
-            execute=execute,
-        )
+    register_tool(
+        deployment.runtime,
+        "deep_args",
+        "Measure a deeply nested JSON argument.",
+        execute,
+        parameters={"nested": {"type": "json", "required": True}},
+        output="integer",
     )
 
     async def behavior(request: CodeRunRequest) -> CodeRunResult:
@@ -1529,8 +1468,7 @@ async def test_binding_arguments_deeper_than_the_recursion_limit_dispatch_and_lo
             nested = [nested]
         return CodeRunResult(value=await call(request, "deep_args", {"nested": nested}))
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, "return tools.deep_args(...)", agent=AGENT)
+    result = await run_program(deployment, behavior, "return tools.deep_args(...)", agent=AGENT)
 
     assert isinstance(result, ToolSuccess)
     assert result.value == {"logs": [], "result": depth}
@@ -1570,8 +1508,7 @@ async def test_the_tool_and_the_log_share_one_immutable_argument_value() -> None
         await call(request, "mutator", {"list": ["original"]})
         return CodeRunResult()
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, agent=AGENT)
+    result = await run_program(deployment, behavior, agent=AGENT)
 
     assert result.is_error is False
     assert attempts == ["refused", "refused"]
@@ -1590,22 +1527,13 @@ async def test_a_tool_with_an_exotic_name_is_an_ordinary_binding(name: str) -> N
     async def execute(args: Any, ctx: Any) -> str:
         return "proto-tool-ok"
 
-    deployment.runtime.register(
-        define_tool(
-            name=name,
-            description="A prototype-colliding tool name.",
-            parameters={},
-            output={"schema": {"type": "string"}},
-            execute=execute,
-        )
-    )
+    register_tool(deployment.runtime, name, "A prototype-colliding tool name.", execute)
 
     async def behavior(request: CodeRunRequest) -> CodeRunResult:
         assert sorted(functions(request)) == [name]
         return CodeRunResult(value=await call(request, name, {}))
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime)
+    result = await run_program(deployment, behavior)
 
     assert result.is_error is False
     assert result.content == text("proto-tool-ok")
@@ -1650,8 +1578,7 @@ async def test_non_string_results_render_as_pretty_json_and_strings_raw(value: A
     async def behavior(request: CodeRunRequest) -> CodeRunResult:
         return CodeRunResult(value=value)
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime)
+    result = await run_program(deployment, behavior)
 
     assert isinstance(result, ToolSuccess)
     assert result.content == text(rendered)
@@ -1669,10 +1596,8 @@ async def test_no_return_value_keeps_result_absent_and_null_present() -> None:
     async def null(request: CodeRunRequest) -> CodeRunResult:
         return CodeRunResult(value=None)
 
-    deployment.code.behavior = nothing
-    absent = await run_code(deployment.runtime, "undefined")
-    deployment.code.behavior = null
-    present = await run_code(deployment.runtime, "null")
+    absent = await run_program(deployment, nothing, "undefined")
+    present = await run_program(deployment, null, "null")
 
     assert isinstance(absent, ToolSuccess)
     assert absent.content == text(NO_OUTPUT)
@@ -1697,8 +1622,7 @@ async def test_deeply_nested_results_render_iteratively_in_linear_size() -> None
     async def behavior(request: CodeRunRequest) -> CodeRunResult:
         return CodeRunResult(value=value)
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, "deep result")
+    result = await run_program(deployment, behavior, "deep result")
 
     assert result.is_error is False
     rendered = only_text(result)
@@ -1732,8 +1656,7 @@ async def test_cancellation_is_reported_after_a_late_binding_is_rejected_undispa
         late.append(await outcome(call(request, "echo", {"value": "x"})))
         return CodeRunResult(value="returned anyway")
 
-    deployment.code.behavior = behavior
-    result = await run_code(deployment.runtime, signal=controller.signal, agent=AGENT)
+    result = await run_program(deployment, behavior, signal=controller.signal, agent=AGENT)
 
     assert result == failure("tool call aborted", "AbortError", "ABORTED")
     assert late == [Rejected("run_code run is over (cancelled-mid-run); echo not dispatched")]
@@ -1751,8 +1674,7 @@ async def test_a_binding_called_after_its_run_settled_is_not_dispatched() -> Non
         kept.append(request)
         return CodeRunResult()
 
-    deployment.code.behavior = behavior
-    await run_code(deployment.runtime, agent=AGENT)
+    await run_program(deployment, behavior, agent=AGENT)
 
     late = await outcome(call(kept[0], "echo", {"value": "late"}))
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from helpers import READ_PARAMETERS, READ_SCHEMA, string_tool, text
 from toolrt import (
     HarnessError,
     JsonSchemaError,
@@ -23,16 +24,6 @@ from toolrt import (
     ToolSuccess,
     define_tool,
 )
-
-READ_PARAMETERS: dict[str, Any] = {
-    "path": {"type": "string", "required": True, "description": "Absolute path"},
-    "offset": {"type": "number"},
-    "limit": {"type": "number", "description": "Max lines"},
-}
-
-
-def text(value: str) -> list[dict[str, str]]:
-    return [{"type": "text", "text": value}]
 
 
 def read_tool(body: Any = None, **extra: Any) -> ToolDefinition:
@@ -54,15 +45,7 @@ def read_tool(body: Any = None, **extra: Any) -> ToolDefinition:
 
 def test_converts_parameter_schema_spec_to_standard_json_schema_with_required_array() -> None:
     """converts ParameterSchemaSpec to standard JSON Schema with required array (S-DSL2 example)."""
-    assert read_tool().parameters == {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "Absolute path"},
-            "offset": {"type": "number"},
-            "limit": {"type": "number", "description": "Max lines"},
-        },
-        "required": ["path"],
-    }
+    assert read_tool().parameters == READ_SCHEMA
     assert "additionalProperties" not in read_tool().parameters  # the parameter root is open
 
 
@@ -146,15 +129,7 @@ async def test_registry_round_trips_a_define_tool_definition() -> None:
         {
             "name": "read_file",
             "description": "Read a file from disk.",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "Absolute path"},
-                    "offset": {"type": "number"},
-                    "limit": {"type": "number", "description": "Max lines"},
-                },
-                "required": ["path"],
-            },
+            "parameters": READ_SCHEMA,
         }
     ]
     result = await runtime.call("read_file", {"path": "/etc/hosts"}, call_id="c1")
@@ -319,12 +294,10 @@ async def test_raw_registered_tools_are_not_validated() -> None:
 
     runtime = ToolRuntime()
     runtime.register(
-        ToolDefinition(
-            name="mcp_read",
-            description="",
+        string_tool(
+            "mcp_read",
+            execute,
             parameters={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
-            output=ToolOutput(schema={"type": "string"}),
-            execute=execute,
         )
     )
     result = await runtime.call("mcp_read", {})

@@ -8,27 +8,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
+from helpers import string_tool, text, trace_phases
 from toolrt import (
     Accept,
     Allow,
     Deny,
-    ToolDefinition,
     ToolExecution,
-    ToolOutput,
     ToolRuntime,
     ToolsChange,
     user_message,
 )
 
 OBSERVER_FAILED = 'tool "{}" ({}): tools/result observer failed: {}'
-
-
-def text(value: str) -> list[dict[str, str]]:
-    return [{"type": "text", "text": value}]
 
 
 def make_runtime(log: list[str] | None = None) -> ToolRuntime:
@@ -38,15 +34,7 @@ def make_runtime(log: list[str] | None = None) -> ToolRuntime:
         return "ran"
 
     runtime = ToolRuntime()
-    runtime.register(
-        ToolDefinition(
-            name="t",
-            description="",
-            parameters={"type": "object"},
-            output=ToolOutput(schema={"type": "string"}),
-            execute=execute,
-        )
-    )
+    runtime.register(string_tool("t", execute))
     return runtime
 
 
@@ -102,27 +90,21 @@ async def test_runs_pre_execute_around_dispatch_and_post_execute_in_order() -> N
     log: list[str] = []
     runtime = make_runtime(log)
 
-    async def pre(execution: ToolExecution, next: Any) -> Any:
-        log.append("pre")
-        return await next()
-
-    async def around(execution: ToolExecution, next: Any) -> Any:
-        log.append("execute:before")
-        result = await next()
-        log.append("execute:after")
-        return result
-
-    async def post(execution: ToolExecution, result: Any, next: Any) -> Any:
-        log.append("post")
-        return await next()
-
-    runtime.on("tools/post-execute", post)
-    runtime.on("tools/execute", around)
-    runtime.on("tools/pre-execute", pre)
+    trace_phases(runtime, log)
     runtime.on("tools/result", lambda execution, result: log.append("result"))
 
     await runtime.call("t")
     assert log == ["pre", "execute:before", "body", "execute:after", "post", "result"]
+
+
+def noting(log: list[str], label: str, then: Callable[[Any], Any] = lambda next: next()) -> Any:
+    """A synchronous pre-execute listener that appends ``label`` to ``log`` and returns ``then(next)``."""
+
+    def listener(execution: ToolExecution, next: Any) -> Any:
+        log.append(label)
+        return then(next)
+
+    return listener
 
 
 async def test_a_listener_that_does_not_call_next_short_circuits_the_rest() -> None:
@@ -130,21 +112,9 @@ async def test_a_listener_that_does_not_call_next_short_circuits_the_rest() -> N
     log: list[str] = []
     runtime = make_runtime(log)
 
-    def outer(execution: ToolExecution, next: Any) -> Any:
-        log.append("outer")
-        return next()
-
-    def blocker(execution: ToolExecution, next: Any) -> Deny:
-        log.append("blocker")
-        return Deny("short-circuited")
-
-    def inner(execution: ToolExecution, next: Any) -> Any:
-        log.append("inner")
-        return next()
-
-    runtime.on("tools/pre-execute", outer)
-    runtime.on("tools/pre-execute", blocker)
-    runtime.on("tools/pre-execute", inner)
+    runtime.on("tools/pre-execute", noting(log, "outer"))
+    runtime.on("tools/pre-execute", noting(log, "blocker", lambda next: Deny("short-circuited")))
+    runtime.on("tools/pre-execute", noting(log, "inner"))
 
     result = await runtime.call("t")
     assert result.error.message == "short-circuited"
@@ -208,22 +178,14 @@ async def test_sync_and_async_listeners_mix_in_one_chain() -> None:
     log: list[str] = []
     runtime = make_runtime(log)
 
-    def sync_delegate(execution: ToolExecution, next: Any) -> Any:
-        log.append("sync")
-        return next()
-
     async def async_delegate(execution: ToolExecution, next: Any) -> Any:
         log.append("async")
         await asyncio.sleep(0)
         return await next()
 
-    def sync_allow(execution: ToolExecution, next: Any) -> Allow:
-        log.append("sync-allow")
-        return Allow()
-
-    runtime.on("tools/pre-execute", sync_delegate)
+    runtime.on("tools/pre-execute", noting(log, "sync"))
     runtime.on("tools/pre-execute", async_delegate)
-    runtime.on("tools/pre-execute", sync_allow)
+    runtime.on("tools/pre-execute", noting(log, "sync-allow", lambda next: Allow()))
     runtime.on("tools/post-execute", lambda execution, result, next: next())
     runtime.on("tools/execute", lambda execution, next: next())
 

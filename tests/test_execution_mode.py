@@ -11,30 +11,20 @@ from typing import Any
 
 import pytest
 
+from helpers import raw_tool
 from toolrt import (
     AbortSignal,
     ExecutionMode,
     ExecutionToken,
     ToolDefinition,
     ToolExecutionInput,
-    ToolOutput,
     ToolRuntime,
     define_tool,
 )
 
 
-def raw_tool(name: str, classifier: Any = None) -> ToolDefinition:
-    async def execute(args: Any, ctx: Any) -> str:
-        return f"ran:{name}"
-
-    return ToolDefinition(
-        name=name,
-        description=f"{name} tool",
-        parameters={"type": "object"},
-        output=ToolOutput(schema={"type": "string"}),
-        execute=execute,
-        is_concurrency_safe=classifier,
-    )
+def classified_tool(name: str, classifier: Any = None) -> ToolDefinition:
+    return raw_tool(name, is_concurrency_safe=classifier)
 
 
 def mode_fixture(classifier: Any) -> ToolDefinition:
@@ -63,7 +53,7 @@ def call(name: str, arguments: Any = None, **fields: Any) -> ToolExecutionInput:
 def test_returns_parallel_only_for_an_explicit_true_classifier() -> None:
     """returns parallel only for an explicit true classifier."""
     runtime = ToolRuntime()
-    runtime.register(raw_tool("safe", lambda args: True))
+    runtime.register(classified_tool("safe", lambda args: True))
 
     assert runtime.execution_mode(call("safe")) == "parallel"
 
@@ -71,7 +61,7 @@ def test_returns_parallel_only_for_an_explicit_true_classifier() -> None:
 def test_defaults_to_exclusive_for_a_tool_with_no_classifier() -> None:
     """defaults to exclusive for a tool with no isConcurrencySafe declaration."""
     runtime = ToolRuntime()
-    runtime.register(raw_tool("plain"))
+    runtime.register(classified_tool("plain"))
 
     assert runtime.execution_mode(call("plain")) == "exclusive"
 
@@ -86,7 +76,7 @@ def test_returns_exclusive_for_an_unknown_tool() -> None:
 def test_returns_exclusive_when_the_classifier_returns_false_for_these_args() -> None:
     """returns exclusive when the classifier returns false for these args."""
     runtime = ToolRuntime()
-    runtime.register(raw_tool("rw", lambda args: args.get("mode") == "read"))
+    runtime.register(classified_tool("rw", lambda args: args.get("mode") == "read"))
 
     assert runtime.execution_mode(call("rw", {"mode": "read"})) == "parallel"
     assert runtime.execution_mode(call("rw", {"mode": "write"})) == "exclusive"
@@ -118,7 +108,7 @@ def test_treats_a_throwing_raw_classifier_as_exclusive() -> None:
         raise RuntimeError("classifier exploded")
 
     runtime = ToolRuntime()
-    runtime.register(raw_tool("fragile", explode))
+    runtime.register(classified_tool("fragile", explode))
 
     assert runtime.execution_mode(call("fragile")) == "exclusive"
 
@@ -127,7 +117,7 @@ def test_treats_a_throwing_raw_classifier_as_exclusive() -> None:
 def test_treats_a_truthy_non_boolean_raw_result_as_exclusive(truthy: Any) -> None:
     """treats a truthy non-boolean raw result as exclusive (only exactly ``True`` is parallel)."""
     runtime = ToolRuntime()
-    runtime.register(raw_tool("sloppy", lambda args: truthy))
+    runtime.register(classified_tool("sloppy", lambda args: truthy))
 
     assert runtime.execution_mode(call("sloppy")) == "exclusive"
 
@@ -141,7 +131,7 @@ def test_passes_parsed_arguments_directly_to_a_raw_definition() -> None:
         return True
 
     runtime = ToolRuntime()
-    runtime.register(raw_tool("raw", classifier))
+    runtime.register(classified_tool("raw", classifier))
     arguments = {"anything": 1}
 
     assert runtime.execution_mode(call("raw", arguments)) == "parallel"
@@ -152,7 +142,7 @@ def test_passes_parsed_arguments_directly_to_a_raw_definition() -> None:
 def test_is_concurrency_safe_never_reaches_the_model_facing_schemas() -> None:
     """isConcurrencySafe never reaches the model-facing schemas() projection."""
     runtime = ToolRuntime()
-    runtime.register(raw_tool("safe", lambda args: True))
+    runtime.register(classified_tool("safe", lambda args: True))
     runtime.register(mode_fixture(lambda args: True))
 
     for schema in runtime.schemas():
@@ -164,8 +154,8 @@ def test_execution_mode_is_a_two_valued_literal() -> None:
     """ToolExecutionMode is the object-tagged union (Python: ``Literal["parallel", "exclusive"]``)."""
     assert typing.get_args(ExecutionMode) == ("parallel", "exclusive")
     runtime = ToolRuntime()
-    runtime.register(raw_tool("safe", lambda args: True))
-    runtime.register(raw_tool("plain"))
+    runtime.register(classified_tool("safe", lambda args: True))
+    runtime.register(classified_tool("plain"))
     modes = {runtime.execution_mode(call("safe")), runtime.execution_mode(call("plain"))}
     assert modes == set(typing.get_args(ExecutionMode))
 
@@ -173,10 +163,10 @@ def test_execution_mode_is_a_two_valued_literal() -> None:
 def test_classifies_through_the_callers_scope_view() -> None:
     """M1: resolution goes through the caller's view (a restricted-away tool is unknown → exclusive)."""
     runtime = ToolRuntime()
-    runtime.register(raw_tool("safe", lambda args: True))
+    runtime.register(classified_tool("safe", lambda args: True))
     scope = runtime.scope("agent")
     own = runtime.scope("owner")
-    own.register(raw_tool("mine", lambda args: True))
+    own.register(classified_tool("mine", lambda args: True))
     scope.restrict(deny=["safe"])
 
     assert runtime.execution_mode(call("safe", agent="agent")) == "exclusive"
@@ -192,7 +182,7 @@ def test_a_model_direct_call_under_code_mode_is_exclusive() -> None:
     SDK sub-dispatches carry ``parent`` and are never collapsed (C4), so they classify normally.
     """
     runtime = ToolRuntime()
-    runtime.register(raw_tool("safe", lambda args: True))
+    runtime.register(classified_tool("safe", lambda args: True))
     coded = runtime.scope("coded")
     coded.present_as("code")
     both = runtime.scope("both")
@@ -207,7 +197,7 @@ def test_a_model_direct_call_under_code_mode_is_exclusive() -> None:
 def test_code_mode_inherited_from_a_preset_or_the_default_also_collapses() -> None:
     """M2 + P3: the collapse reads the scope's *effective* mode, not only its own declaration."""
     runtime = ToolRuntime(mode="code")
-    runtime.register(raw_tool("safe", lambda args: True))
+    runtime.register(classified_tool("safe", lambda args: True))
     preset = runtime.scope("preset")
     runtime.scope("joined", parent=preset)
     opted_out = runtime.scope("opted-out")

@@ -22,6 +22,7 @@ import json
 import math
 import pickle
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -390,22 +391,22 @@ def _deep_dict(depth: int) -> dict[str, Any]:
     return root
 
 
-def _list_depth(value: Any, container: type) -> int:
+def _depth(value: Any, kind: type, container: type, inner: Callable[[Any], Any]) -> int:
+    """How many ``kind`` levels nest through ``inner``, each asserted to be exactly ``container``."""
     depth = 0
-    while isinstance(value, list):
+    while isinstance(value, kind):
         assert type(value) is container
         depth += 1
-        value = value[0] if value else None
+        value = inner(value)
     return depth
+
+
+def _list_depth(value: Any, container: type) -> int:
+    return _depth(value, list, container, lambda level: level[0] if level else None)
 
 
 def _dict_depth(value: Any, container: type) -> int:
-    depth = 0
-    while isinstance(value, dict):
-        assert type(value) is container
-        depth += 1
-        value = value.get("k")
-    return depth
+    return _depth(value, dict, container, lambda level: level.get("k"))
 
 
 def test_a_100000_deep_list_snapshots_checks_and_thaws_without_recursion() -> None:

@@ -15,6 +15,7 @@ import openai
 import pytest
 
 from fake_openai_server import FakeOpenAIServer
+from helpers import text
 from toolrt import AbortController, AbortError, AbortSignal
 from toolrt.loop.adapters import ConversationError
 from toolrt.loop.messages import (
@@ -37,10 +38,6 @@ ADD_SCHEMA = {
     "description": "Add two integers.",
     "parameters": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}},
 }
-
-
-def text(value: str) -> list[dict[str, str]]:
-    return [{"type": "text", "text": value}]
 
 
 def request(*messages: Message, tools: tuple[Any, ...] = (ADD_SCHEMA,)) -> ModelRequest:

@@ -9,14 +9,16 @@ docstring.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from helpers import Approver, Gate, call_input, ctx_message, echo_tool, failure, settle, text
+from helpers import Approver, Gate, call_input, closing_runtime, ctx_message, echo_tool, failure, settle, text
 from toolrt import (
     AbortController,
     AbortSignal,
@@ -47,11 +49,7 @@ def aborted_before_dispatch(**fields: Any) -> ToolFailure:
     return failure("tool call aborted before dispatch", *ABORTED_BEFORE_DISPATCH, **fields)
 
 
-@pytest.fixture
-def runtime() -> Any:
-    rt = ToolRuntime()
-    yield rt
-    rt.close()
+runtime = pytest.fixture(name="runtime")(closing_runtime)
 
 
 class Phases:
@@ -99,8 +97,65 @@ def counting_body(counter: list[int], value: Any = "ran") -> Any:
     return execute
 
 
+def register_counted(runtime: ToolRuntime, name: str = "echo") -> list[int]:
+    """Register ``name`` with a counting body; return its dispatch counter."""
+    dispatched = [0]
+    runtime.register(echo_tool(name=name, execute=counting_body(dispatched, "")))
+    return dispatched
+
+
+def parked(gate: Gate, then: Callable[[Any], Any] = lambda next: next()) -> Any:
+    """A pre-execute, ``tools/execute`` or post-execute listener that parks on ``gate``, then returns
+    ``then(next)`` (awaited when it is awaitable).
+    """
+
+    async def listener(execution: Any, *rest: Any) -> Any:
+        await gate.wait()
+        outcome = then(rest[-1])
+        return await outcome if inspect.isawaitable(outcome) else outcome
+
+    return listener
+
+
+def raising(error: BaseException) -> Callable[[Any], Any]:
+    """A ``then`` for :func:`parked` that raises ``error``."""
+
+    def then(next: Any) -> Any:
+        raise error
+
+    return then
+
+
 def start(runtime: ToolRuntime, *args: Any, **kwargs: Any) -> asyncio.Task[Any]:
     return asyncio.ensure_future(runtime.execute(call_input(*args, **kwargs)))
+
+
+async def abort_at_gate(runtime: ToolRuntime, gate: Gate, *args: Any, reason: str, **kwargs: Any) -> Any:
+    """Start a call under a fresh caller controller, abort it with ``reason`` once ``gate`` is
+    reached, then open the gate and return the settled result.
+    """
+    controller = AbortController()
+    pending = start(runtime, *args, signal=controller.signal, **kwargs)
+    await gate.reached()
+    controller.abort(reason)
+    gate.open()
+    return await settle(pending)
+
+
+def recording_post(
+    runtime: ToolRuntime, pick: Callable[[Any, Any], Any] = lambda execution, result: result
+) -> list[Any]:
+    """Register a pass-through ``tools/post-execute`` listener and return what it sees: the results,
+    or ``pick(execution, result)`` of each call.
+    """
+    post_saw: list[Any] = []
+
+    async def post(execution: Any, result: Any, next: Any) -> Any:
+        post_saw.append(pick(execution, result))
+        return await next()
+
+    runtime.on("tools/post-execute", post)
+    return post_saw
 
 
 def replacing_signal(replacement: AbortSignal, gate: Gate | None = None) -> Any:
@@ -193,30 +248,13 @@ async def test_cancellation_during_an_allowing_pre_execute_skips_dispatch(runtim
 
     Row "During pre-execute, decision allow": ABORTED_BEFORE_DISPATCH, post-execute still runs.
     """
-    dispatched = [0]
-    runtime.register(echo_tool(name="must-not-run", execute=counting_body(dispatched, "")))
+    dispatched = register_counted(runtime, "must-not-run")
     gate = Gate()
-
-    async def pre(execution: Any, next: Any) -> Any:
-        await gate.wait()
-        return await next()
-
-    runtime.on("tools/pre-execute", pre)
-    post_saw: list[Any] = []
-
-    async def post(execution: Any, result: Any, next: Any) -> Any:
-        post_saw.append(result)
-        return await next()
-
-    runtime.on("tools/post-execute", post)
-    controller = AbortController()
-
-    pending = start(runtime, "must-not-run", signal=controller.signal, call_id="cancelled-in-pre")
-    await gate.reached()
-    controller.abort("cancelled in policy")
-    gate.open()
-
-    result = await settle(pending)
+    runtime.on("tools/pre-execute", parked(gate))
+    post_saw = recording_post(runtime)
+    result = await abort_at_gate(
+        runtime, gate, "must-not-run", call_id="cancelled-in-pre", reason="cancelled in policy"
+    )
     assert result == aborted_before_dispatch()
     assert dispatched == [0]
     assert post_saw == [result]
@@ -227,25 +265,16 @@ async def test_a_pre_execute_denial_settling_after_cancellation_is_kept(runtime:
 
     Row "During pre-execute, decision deny".
     """
-    dispatched = [0]
-    runtime.register(echo_tool(name="denied-after-cancel", execute=counting_body(dispatched, "")))
+    dispatched = register_counted(runtime, "denied-after-cancel")
     gate = Gate()
-
-    async def pre(execution: Any, next: Any) -> Any:
-        await gate.wait()
-        return Deny("policy denied the call")
-
-    runtime.on("tools/pre-execute", pre)
-    controller = AbortController()
-
-    pending = start(runtime, "denied-after-cancel", signal=controller.signal, call_id="denied-after-cancel")
-    await gate.reached()
-    controller.abort("cancelled while policy decided")
-    gate.open()
-
-    assert await settle(pending) == ToolFailure(
-        error=ToolError("policy denied the call"), content=text("Error: policy denied the call")
-    )
+    runtime.on("tools/pre-execute", parked(gate, lambda next: Deny("policy denied the call")))
+    assert await abort_at_gate(
+        runtime,
+        gate,
+        "denied-after-cancel",
+        call_id="denied-after-cancel",
+        reason="cancelled while policy decided",
+    ) == ToolFailure(error=ToolError("policy denied the call"), content=text("Error: policy denied the call"))
     assert dispatched == [0]
 
 
@@ -254,23 +283,12 @@ async def test_a_pre_execute_failure_settling_after_cancellation_is_kept(runtime
 
     Row "During pre-execute, … listener throws".
     """
-    dispatched = [0]
-    runtime.register(echo_tool(name="must-not-run", execute=counting_body(dispatched, "")))
+    dispatched = register_counted(runtime, "must-not-run")
     gate = Gate()
-
-    async def pre(execution: Any, next: Any) -> Any:
-        await gate.wait()
-        raise RuntimeError("gate interrupted")
-
-    runtime.on("tools/pre-execute", pre)
-    controller = AbortController()
-
-    pending = start(runtime, "must-not-run", signal=controller.signal, call_id="cancelled-pre-error")
-    await gate.reached()
-    controller.abort("cancelled in policy")
-    gate.open()
-
-    assert await settle(pending) == failure("gate interrupted")
+    runtime.on("tools/pre-execute", parked(gate, raising(RuntimeError("gate interrupted"))))
+    assert await abort_at_gate(
+        runtime, gate, "must-not-run", call_id="cancelled-pre-error", reason="cancelled in policy"
+    ) == failure("gate interrupted")
     assert dispatched == [0]
 
 
@@ -281,24 +299,10 @@ async def test_cancellation_during_approval_aborts_before_dispatch(outcome: str)
     """
     gate = Gate()
     runtime = ToolRuntime(approval=Approver(outcome, gate))
-    dispatched = [0]
-    runtime.register(echo_tool(execute=counting_body(dispatched, "")))
+    dispatched = register_counted(runtime)
     runtime.on("tools/pre-execute", lambda execution, next: Ask("please"))
-    post_saw: list[Any] = []
-
-    async def post(execution: Any, result: Any, next: Any) -> Any:
-        post_saw.append(result)
-        return await next()
-
-    runtime.on("tools/post-execute", post)
-    controller = AbortController()
-
-    pending = start(runtime, "echo", signal=controller.signal, agent=AGENT)
-    await gate.reached()
-    controller.abort("caller cancelled approval")
-    gate.open()
-
-    result = await settle(pending)
+    post_saw = recording_post(runtime)
+    result = await abort_at_gate(runtime, gate, "echo", agent=AGENT, reason="caller cancelled approval")
     assert result == aborted_before_dispatch()
     assert post_saw == [result]
     assert dispatched == [0]
@@ -314,14 +318,9 @@ async def test_a_rejection_settling_after_cancellation_stays_a_denial() -> None:
     runtime = ToolRuntime(approval=Approver("rejected", gate))
     runtime.register(echo_tool())
     runtime.on("tools/pre-execute", lambda execution, next: Ask())
-    controller = AbortController()
-
-    pending = start(runtime, "echo", signal=controller.signal, agent=AGENT)
-    await gate.reached()
-    controller.abort("too late")
-    gate.open()
-
-    assert await settle(pending) == failure('the user rejected tool "echo"')
+    assert await abort_at_gate(runtime, gate, "echo", agent=AGENT, reason="too late") == failure(
+        'the user rejected tool "echo"'
+    )
     runtime.close()
 
 
@@ -330,19 +329,16 @@ async def test_cancellation_during_a_wrapper_before_next_skips_the_body(runtime:
 
     Row "During an around wrapper before ``next()``".
     """
-    dispatched = [0]
-    runtime.register(echo_tool(name="must-not-run", execute=counting_body(dispatched, "")))
+    dispatched = register_counted(runtime, "must-not-run")
     gate = Gate()
     replacement = AbortController()
     runtime.on("tools/execute", replacing_signal(replacement.signal, gate))
-    controller = AbortController()
-
-    pending = start(runtime, "must-not-run", signal=controller.signal, call_id="cancelled-in-around")
-    await gate.reached()
-    controller.abort("cancelled in wrapper")
-    gate.open()
-
-    assert await settle(pending) == aborted_before_dispatch()
+    assert (
+        await abort_at_gate(
+            runtime, gate, "must-not-run", call_id="cancelled-in-around", reason="cancelled in wrapper"
+        )
+        == aborted_before_dispatch()
+    )
     assert dispatched == [0]
     assert not replacement.signal.aborted
 
@@ -352,8 +348,7 @@ async def test_an_already_aborted_replacement_signal_skips_the_body(runtime: Too
 
     Row "Wrapper supplies an already-aborted replacement signal" (the caller itself never aborts).
     """
-    dispatched = [0]
-    runtime.register(echo_tool(name="must-not-run", execute=counting_body(dispatched, "")))
+    dispatched = register_counted(runtime, "must-not-run")
     runtime.on("tools/execute", replacing_signal(AbortSignal.aborted_with("wrapper cancelled")))
     controller = AbortController()
 
@@ -376,27 +371,26 @@ async def test_cancellation_overtaking_a_wrapper_short_circuit_keeps_its_context
 
     Row "Wrapper short-circuits with a success while caller aborts".
     """
-    dispatched = [0]
-    runtime.register(echo_tool(name="short-circuited", execute=counting_body(dispatched, "")))
+    dispatched = register_counted(runtime, "short-circuited")
     gate = Gate()
-
-    async def around(execution: Any, next: Any) -> Any:
-        await gate.wait()
-        return ToolSuccess(
-            value="wrapper success",
-            content=text("wrapper success"),
-            additional_contexts=[ctx_message("wrapper")],
-        )
-
-    runtime.on("tools/execute", around)
-    controller = AbortController()
-
-    pending = start(runtime, "short-circuited", signal=controller.signal, call_id="cancelled-short-circuit")
-    await gate.reached()
-    controller.abort("cancelled while wrapper waited")
-    gate.open()
-
-    assert await settle(pending) == aborted_before_dispatch(additional_contexts=[ctx_message("wrapper")])
+    runtime.on(
+        "tools/execute",
+        parked(
+            gate,
+            lambda next: ToolSuccess(
+                value="wrapper success",
+                content=text("wrapper success"),
+                additional_contexts=[ctx_message("wrapper")],
+            ),
+        ),
+    )
+    assert await abort_at_gate(
+        runtime,
+        gate,
+        "short-circuited",
+        call_id="cancelled-short-circuit",
+        reason="cancelled while wrapper waited",
+    ) == aborted_before_dispatch(additional_contexts=[ctx_message("wrapper")])
     assert dispatched == [0]
 
 
@@ -405,23 +399,12 @@ async def test_a_wrapper_failure_settling_after_cancellation_is_kept(runtime: To
 
     Row "Wrapper throws after cancellation".
     """
-    dispatched = [0]
-    runtime.register(echo_tool(name="wrapper-failure", execute=counting_body(dispatched, "")))
+    dispatched = register_counted(runtime, "wrapper-failure")
     gate = Gate()
-
-    async def around(execution: Any, next: Any) -> Any:
-        await gate.wait()
-        raise HarnessError("wrapper failed", "WRAPPER_FAILURE")
-
-    runtime.on("tools/execute", around)
-    controller = AbortController()
-
-    pending = start(runtime, "wrapper-failure", signal=controller.signal, call_id="wrapper-failure")
-    await gate.reached()
-    controller.abort("cancelled while wrapper failed")
-    gate.open()
-
-    assert await settle(pending) == failure("wrapper failed", "HarnessError", "WRAPPER_FAILURE")
+    runtime.on("tools/execute", parked(gate, raising(HarnessError("wrapper failed", "WRAPPER_FAILURE"))))
+    assert await abort_at_gate(
+        runtime, gate, "wrapper-failure", call_id="wrapper-failure", reason="cancelled while wrapper failed"
+    ) == failure("wrapper failed", "HarnessError", "WRAPPER_FAILURE")
     assert dispatched == [0]
 
 
@@ -527,16 +510,13 @@ async def test_a_late_wrapper_success_becomes_aborted_with_deferred_contexts(run
         return result
 
     runtime.on("tools/execute", around)
-    controller = AbortController()
-
-    pending = start(
-        runtime, "completed-before-wrapper", signal=controller.signal, call_id="cancelled-after-body"
-    )
-    await gate.reached()
-    controller.abort("cancelled while wrapper settled")
-    gate.open()
-
-    assert await settle(pending) == aborted(additional_contexts=[ctx_message("child")])
+    assert await abort_at_gate(
+        runtime,
+        gate,
+        "completed-before-wrapper",
+        call_id="cancelled-after-body",
+        reason="cancelled while wrapper settled",
+    ) == aborted(additional_contexts=[ctx_message("child")])
 
 
 async def test_a_late_post_execute_success_becomes_aborted_with_all_contexts(runtime: ToolRuntime) -> None:
@@ -560,14 +540,13 @@ async def test_a_late_post_execute_success_becomes_aborted_with_all_contexts(run
         )
 
     runtime.on("tools/post-execute", post)
-    controller = AbortController()
-
-    pending = start(runtime, "completed-before-post", signal=controller.signal, call_id="cancelled-in-post")
-    await gate.reached()
-    controller.abort("cancelled while post policy waits")
-    gate.open()
-
-    assert await settle(pending) == aborted(additional_contexts=[ctx_message("child"), ctx_message("post")])
+    assert await abort_at_gate(
+        runtime,
+        gate,
+        "completed-before-post",
+        call_id="cancelled-in-post",
+        reason="cancelled while post policy waits",
+    ) == aborted(additional_contexts=[ctx_message("child"), ctx_message("post")])
 
 
 async def test_a_post_policy_failure_settling_after_cancellation_is_kept(runtime: ToolRuntime) -> None:
@@ -577,20 +556,12 @@ async def test_a_post_policy_failure_settling_after_cancellation_is_kept(runtime
     """
     runtime.register(echo_tool())
     gate = Gate()
-
-    async def post(execution: Any, result: Any, next: Any) -> Any:
-        await gate.wait()
-        raise HarnessError("post-policy failed", "POST_FAILURE")
-
-    runtime.on("tools/post-execute", post)
-    controller = AbortController()
-
-    pending = start(runtime, "echo", signal=controller.signal, call_id="post-failure")
-    await gate.reached()
-    controller.abort("cancelled while post-policy failed")
-    gate.open()
-
-    assert await settle(pending) == failure("post-policy failed", "HarnessError", "POST_FAILURE")
+    runtime.on(
+        "tools/post-execute", parked(gate, raising(HarnessError("post-policy failed", "POST_FAILURE")))
+    )
+    assert await abort_at_gate(
+        runtime, gate, "echo", call_id="post-failure", reason="cancelled while post-policy failed"
+    ) == failure("post-policy failed", "HarnessError", "POST_FAILURE")
 
 
 async def test_a_timeout_wrappers_own_deadline_replaces_the_outcome_with_tool_timeout(
@@ -632,13 +603,7 @@ async def test_a_timeout_wrappers_own_deadline_replaces_the_outcome_with_tool_ti
         return result
 
     runtime.on("tools/execute", timeout_policy)
-    post_saw: list[Any] = []
-
-    async def post(execution: Any, result: Any, next: Any) -> Any:
-        post_saw.append(result)
-        return await next()
-
-    runtime.on("tools/post-execute", post)
+    post_saw = recording_post(runtime)
     controller = AbortController()
 
     result = await settle(runtime.execute(call_input("budgeted", signal=controller.signal)))
@@ -705,22 +670,8 @@ async def test_the_caller_signal_is_restored_after_around_dispatch(runtime: Tool
 
     As upstream, no tool is registered: an unknown tool still goes through wrappers and post.
     """
-    post_signals: list[AbortSignal] = []
-
-    async def around(execution: Any, next: Any) -> Any:
-        upstream = execution.signal
-        execution.signal = AbortController().signal
-        try:
-            return await next()
-        finally:
-            execution.signal = upstream
-
-    async def post(execution: Any, result: Any, next: Any) -> Any:
-        post_signals.append(execution.signal)
-        return await next()
-
-    runtime.on("tools/execute", around)
-    runtime.on("tools/post-execute", post)
+    runtime.on("tools/execute", replacing_signal(AbortController().signal))
+    post_signals = recording_post(runtime, lambda execution, result: execution.signal)
     controller = AbortController()
 
     result = await runtime.execute(call_input("echo", signal=controller.signal, call_id="restored-signal"))
@@ -740,14 +691,8 @@ async def test_a_wrapper_that_forgets_to_restore_the_signal_is_restored_anyway(r
         execution.signal = AbortController().signal
         return await next()
 
-    post_signals: list[AbortSignal] = []
-
-    async def post(execution: Any, result: Any, next: Any) -> Any:
-        post_signals.append(execution.signal)
-        return await next()
-
     runtime.on("tools/execute", around)
-    runtime.on("tools/post-execute", post)
+    post_signals = recording_post(runtime, lambda execution, result: execution.signal)
     controller = AbortController()
 
     await runtime.execute(call_input("echo", signal=controller.signal))
@@ -868,32 +813,39 @@ async def _cancel(task: asyncio.Task[Any]) -> None:
         await settle(task)
 
 
+async def _cancel_at_gate(runtime: ToolRuntime, gate: Gate, *args: Any, **kwargs: Any) -> None:
+    task = start(runtime, *args, **kwargs)
+    await gate.reached()
+    await _cancel(task)
+
+
+async def _wait_noting_cancellation(gate: Gate, cancelled: list[bool]) -> None:
+    try:
+        await gate.wait()
+    except asyncio.CancelledError:
+        cancelled.append(True)
+        raise
+
+
 async def test_task_cancellation_during_pre_execute_publishes_aborted_before_dispatch(
     runtime: ToolRuntime,
 ) -> None:
     """Python-specific: cancelling the calling task while pre-execute awaits propagates
     ``CancelledError`` and observers get exactly one ABORTED_BEFORE_DISPATCH result.
     """
-    dispatched = [0]
-    runtime.register(echo_tool(execute=counting_body(dispatched, "")))
+    dispatched = register_counted(runtime)
     gate = Gate()
     listener_cancelled: list[bool] = []
 
     async def pre(execution: Any, next: Any) -> Any:
-        try:
-            await gate.wait()
-        except asyncio.CancelledError:
-            listener_cancelled.append(True)
-            raise
+        await _wait_noting_cancellation(gate, listener_cancelled)
         return await next()
 
     runtime.on("tools/pre-execute", pre)
     published = _observe(runtime)
     controller = AbortController()
 
-    task = start(runtime, "echo", signal=controller.signal)
-    await gate.reached()
-    await _cancel(task)
+    await _cancel_at_gate(runtime, gate, "echo", signal=controller.signal)
 
     assert listener_cancelled == [True]
     assert [result for _, result in published] == [aborted_before_dispatch()]
@@ -906,20 +858,12 @@ async def test_task_cancellation_during_an_execute_wrapper_publishes_aborted_bef
     runtime: ToolRuntime,
 ) -> None:
     """Python-specific: a task cancelled in a wrapper before ``next()`` never reaches the body."""
-    dispatched = [0]
-    runtime.register(echo_tool(execute=counting_body(dispatched, "")))
+    dispatched = register_counted(runtime)
     gate = Gate()
-
-    async def around(execution: Any, next: Any) -> Any:
-        await gate.wait()
-        return await next()
-
-    runtime.on("tools/execute", around)
+    runtime.on("tools/execute", parked(gate))
     published = _observe(runtime)
 
-    task = start(runtime, "echo")
-    await gate.reached()
-    await _cancel(task)
+    await _cancel_at_gate(runtime, gate, "echo")
 
     assert [result for _, result in published] == [aborted_before_dispatch()]
     assert dispatched == [0]
@@ -931,11 +875,7 @@ async def test_task_cancellation_during_an_async_body_publishes_aborted(runtime:
     body_cancelled: list[bool] = []
 
     async def execute(args: Any, ctx: Any) -> str:
-        try:
-            await gate.wait()
-        except asyncio.CancelledError:
-            body_cancelled.append(True)
-            raise
+        await _wait_noting_cancellation(gate, body_cancelled)
         return "never"
 
     runtime.register(echo_tool(name="slow", execute=execute))
@@ -948,9 +888,7 @@ async def test_task_cancellation_during_an_async_body_publishes_aborted(runtime:
 
     runtime.on("tools/post-execute", post)
 
-    task = start(runtime, "slow")
-    await gate.reached()
-    await _cancel(task)
+    await _cancel_at_gate(runtime, gate, "slow")
 
     assert body_cancelled == [True]
     assert [result for _, result in published] == [aborted()]
@@ -959,20 +897,12 @@ async def test_task_cancellation_during_an_async_body_publishes_aborted(runtime:
 
 async def test_task_cancellation_during_post_execute_publishes_aborted(runtime: ToolRuntime) -> None:
     """Python-specific: a task cancelled in post-execute (the body already ran) publishes ABORTED."""
-    ran = [0]
-    runtime.register(echo_tool(execute=counting_body(ran, "")))
+    ran = register_counted(runtime)
     gate = Gate()
-
-    async def post(execution: Any, result: Any, next: Any) -> Any:
-        await gate.wait()
-        return await next()
-
-    runtime.on("tools/post-execute", post)
+    runtime.on("tools/post-execute", parked(gate))
     published = _observe(runtime)
 
-    task = start(runtime, "echo")
-    await gate.reached()
-    await _cancel(task)
+    await _cancel_at_gate(runtime, gate, "echo")
 
     assert ran == [1]
     assert [result for _, result in published] == [aborted()]

@@ -16,6 +16,7 @@ import pytest
 from helpers import (
     ECHO_OUTPUT,
     call_input,
+    closing_runtime,
     content_tool,
     context_sources,
     ctx_message,
@@ -42,11 +43,7 @@ from toolrt import (
 NOT_LOSSLESS_RESULT = "tool result must be losslessly JSON-serializable"
 
 
-@pytest.fixture
-def runtime() -> Any:
-    rt = ToolRuntime()
-    yield rt
-    rt.close()
+runtime = pytest.fixture(name="runtime")(closing_runtime)
 
 
 class HostileList(list):

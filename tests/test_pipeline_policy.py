@@ -21,12 +21,16 @@ from helpers import (
     Approver,
     Gate,
     call_input,
+    closing_runtime,
     content_tool,
     ctx_message,
     echo_tool,
     failure,
+    raising,
+    returning,
     settle,
     text,
+    trace_phases,
 )
 from toolrt import (
     AbortController,
@@ -50,25 +54,7 @@ UNKNOWN_TOOL = ("ToolNotFoundError", "UNKNOWN_TOOL")
 OUTPUT_ERROR = ("ToolOutputError", "INVALID_TOOL_OUTPUT")
 
 
-@pytest.fixture
-def runtime() -> Any:
-    rt = ToolRuntime()
-    yield rt
-    rt.close()
-
-
-def returning(value: Any) -> Any:
-    async def execute(args: Any, ctx: Any) -> Any:
-        return value
-
-    return execute
-
-
-def raising(error: BaseException) -> Any:
-    async def execute(args: Any, ctx: Any) -> Any:
-        raise error
-
-    return execute
+runtime = pytest.fixture(name="runtime")(closing_runtime)
 
 
 def deciding(decision: Any) -> Any:
@@ -76,6 +62,15 @@ def deciding(decision: Any) -> Any:
 
     async def listener(*args: Any) -> Any:
         return decision
+
+    return listener
+
+
+def throwing(error: BaseException) -> Any:
+    """A pre-execute, ``tools/execute`` or post-execute listener that raises ``error``."""
+
+    async def listener(*args: Any) -> Any:
+        raise error
 
     return listener
 
@@ -636,23 +631,7 @@ async def test_execute_wrappers_run_between_pre_and_post_around_the_body(runtime
         content_tool(name="traced", description="echo", parameters={"text": {"type": "string"}}, execute=body)
     )
 
-    async def pre(execution: Any, next: Any) -> Any:
-        order.append("pre")
-        return await next()
-
-    async def around(execution: Any, next: Any) -> Any:
-        order.append("execute:before")
-        result = await next()
-        order.append("execute:after")
-        return result
-
-    async def post(execution: Any, result: Any, next: Any) -> Any:
-        order.append("post")
-        return await next()
-
-    runtime.on("tools/pre-execute", pre)
-    runtime.on("tools/execute", around)
-    runtime.on("tools/post-execute", post)
+    trace_phases(runtime, order)
 
     result = await runtime.execute(call_input("traced", {"text": "hi"}))
 
@@ -814,10 +793,7 @@ async def test_a_raising_execute_wrapper_becomes_a_final_error(runtime: ToolRunt
     """returns an isError result when a tools/execute listener throws"""
     runtime.register(echo_tool())
 
-    async def around(execution: Any, next: Any) -> Any:
-        raise RuntimeError("wrapper broke")
-
-    runtime.on("tools/execute", around)
+    runtime.on("tools/execute", throwing(RuntimeError("wrapper broke")))
     post = Recorder()
     runtime.on("tools/post-execute", post.post)
 
@@ -832,10 +808,7 @@ async def test_a_raising_pre_execute_listener_becomes_a_final_error(runtime: Too
     ran = [0]
     runtime.register(echo_tool(execute=counting_body(ran, "")))
 
-    async def pre(execution: Any, next: Any) -> Any:
-        raise RuntimeError("permission hook broke")
-
-    runtime.on("tools/pre-execute", pre)
+    runtime.on("tools/pre-execute", throwing(RuntimeError("permission hook broke")))
     post = Recorder()
     runtime.on("tools/post-execute", post.post)
 
@@ -850,10 +823,7 @@ async def test_a_raising_post_execute_listener_becomes_the_error(runtime: ToolRu
     """returns an isError result when a tools/post-execute listener throws"""
     runtime.register(echo_tool())
 
-    async def post(execution: Any, result: Any, next: Any) -> Any:
-        raise RuntimeError("post hook broke")
-
-    runtime.on("tools/post-execute", post)
+    runtime.on("tools/post-execute", throwing(RuntimeError("post hook broke")))
 
     result = await runtime.execute(call_input("echo", {"text": "hi"}))
 
@@ -864,10 +834,7 @@ async def test_a_pre_execute_harness_error_keeps_its_structured_info(runtime: To
     """preserves structured error info when a tools/pre-execute listener throws HarnessError"""
     runtime.register(echo_tool())
 
-    async def pre(execution: Any, next: Any) -> Any:
-        raise HarnessError("denied", "DENIED")
-
-    runtime.on("tools/pre-execute", pre)
+    runtime.on("tools/pre-execute", throwing(HarnessError("denied", "DENIED")))
 
     result = await runtime.execute(call_input("echo", {"text": "hi"}))
 

@@ -21,7 +21,18 @@ from typing import Any
 
 import pytest
 
-from helpers import ECHO_OUTPUT, call_input, content_tool, echo_tool, failure, settle, text
+from helpers import (
+    ECHO_OUTPUT,
+    call_input,
+    closing_runtime,
+    content_tool,
+    echo_tool,
+    failure,
+    raising,
+    returning,
+    settle,
+    text,
+)
 from toolrt import (
     AbortSignal,
     Accept,
@@ -47,11 +58,7 @@ ARGS_ERROR = ("ToolArgsError", "INVALID_ARGS")
 NOT_LOSSLESS_ARGS = "tool execution arguments must be losslessly JSON-serializable"
 
 
-@pytest.fixture
-def runtime() -> Any:
-    rt = ToolRuntime()
-    yield rt
-    rt.close()
+runtime = pytest.fixture(name="runtime")(closing_runtime)
 
 
 class HostileList(list):
@@ -72,22 +79,6 @@ class HostileList(list):
 def raw_variant(definition: ToolDefinition, **changes: Any) -> ToolDefinition:
     """``{...definition, ...changes}``: a copy of a definition with some fields replaced."""
     return dataclasses.replace(definition, **changes)
-
-
-def returning(value: Any) -> Any:
-    """An ``async`` body returning ``value`` (async so it runs on the loop, not a worker thread)."""
-
-    async def execute(args: Any, ctx: Any) -> Any:
-        return value
-
-    return execute
-
-
-def raising(error: BaseException) -> Any:
-    async def execute(args: Any, ctx: Any) -> Any:
-        raise error
-
-    return execute
 
 
 # --- schemas and registration -------------------------------------------------------------------

@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+import helpers
+from helpers import text
 from toolrt import (
     AbortSignal,
     JsonSchemaError,
@@ -40,27 +42,12 @@ GLOBAL_DUPLICATE = (
 # --- local helpers ---------------------------------------------------------------------------------
 
 
-def text(value: str) -> list[dict[str, str]]:
-    return [{"type": "text", "text": value}]
-
-
-def raw_tool(
-    name: str,
-    reply: str | None = None,
-    *,
-    parameters: Any = None,
-    description: str | None = None,
-    **extra: Any,
-) -> ToolDefinition:
-    async def execute(args: Any, ctx: Any) -> str:
-        return f"ran:{name}" if reply is None else reply
-
-    return ToolDefinition(
-        name=name,
-        description=f"{name} tool" if description is None else description,
+def raw_tool(name: str, reply: str | None = None, *, parameters: Any = None, **extra: Any) -> ToolDefinition:
+    """:func:`helpers.raw_tool` taking ``{"type": "object", "properties": {}}`` by default."""
+    return helpers.raw_tool(
+        name,
+        reply,
         parameters={"type": "object", "properties": {}} if parameters is None else parameters,
-        output=ToolOutput(schema={"type": "string"}),
-        execute=execute,
         **extra,
     )
 

@@ -7,29 +7,15 @@ independent of registration.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from toolrt import ToolDefinition, ToolFailure, ToolOutput, ToolRuntime, ToolsChange
+from helpers import raw_tool
+from toolrt import ToolFailure, ToolRuntime, ToolsChange
 
 RUN_CODE_RESERVED = (
     'tool name "run_code" is reserved for the Code Mode presentation transport and cannot be registered '
     "or shadowed"
 )
-
-
-def raw_tool(name: str) -> ToolDefinition:
-    async def execute(args: Any, ctx: Any) -> str:
-        return f"ran:{name}"
-
-    return ToolDefinition(
-        name=name,
-        description=f"{name} tool",
-        parameters={"type": "object"},
-        output=ToolOutput(schema={"type": "string"}),
-        execute=execute,
-    )
 
 
 def unknown_global(name: str, known: str) -> str:

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
+from helpers import string_tool
 from toolrt import (
     AbortController,
     Accept,
     Deny,
     ToolDefinition,
-    ToolOutput,
     ToolRuntime,
     user_message,
 )
@@ -49,14 +49,7 @@ class Probe:
             return f"{name}:{key}"
 
         classifier = (lambda args: True) if safe is True else (safe if callable(safe) else None)
-        return ToolDefinition(
-            name=name,
-            description=name,
-            parameters={"type": "object"},
-            output=ToolOutput(schema={"type": "string"}),
-            execute=body,
-            is_concurrency_safe=classifier,
-        )
+        return string_tool(name, body, description=name, is_concurrency_safe=classifier)
 
 
 def calls(*specs: tuple[str, str]) -> list[ToolCall]:

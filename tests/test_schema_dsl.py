@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from helpers import READ_PARAMETERS, READ_SCHEMA
 from toolrt.errors import JsonSchemaError
 from toolrt.schema import (
     ParameterSchemaSpec,
@@ -39,6 +40,19 @@ from toolrt.schema import (
     validate_args,
     value_schema_spec_to_json_schema,
 )
+
+# An open object spec with a required ``host`` and an optional ``port``, and what it compiles to.
+HOST_PORT_SPEC: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": True,
+    "properties": {"host": {"type": "string", "required": True}, "port": {"type": "number"}},
+}
+HOST_PORT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": True,
+    "properties": {"host": {"type": "string"}, "port": {"type": "number"}},
+    "required": ["host"],
+}
 
 
 def author_error(compile_: Any, spec: object) -> str:
@@ -328,20 +342,7 @@ def test_preserves_a_property_literally_named_proto_as_schema_data() -> None:
 
 
 def test_converts_parameter_schema_spec_to_standard_json_schema_with_required_array() -> None:
-    spec: ParameterSchemaSpec = {
-        "path": {"type": "string", "required": True, "description": "Absolute path"},
-        "offset": {"type": "number"},
-        "limit": {"type": "number", "description": "Max lines"},
-    }
-    assert parameter_schema_spec_to_json_schema(spec) == {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "description": "Absolute path"},
-            "offset": {"type": "number"},
-            "limit": {"type": "number", "description": "Max lines"},
-        },
-        "required": ["path"],
-    }
+    assert parameter_schema_spec_to_json_schema(READ_PARAMETERS) == READ_SCHEMA
 
 
 def test_handles_empty_spec_no_properties_no_required() -> None:
@@ -349,24 +350,10 @@ def test_handles_empty_spec_no_properties_no_required() -> None:
 
 
 def test_handles_nested_object_spec() -> None:
-    spec: ParameterSchemaSpec = {
-        "config": {
-            "type": "object",
-            "additionalProperties": True,
-            "required": True,
-            "properties": {"host": {"type": "string", "required": True}, "port": {"type": "number"}},
-        }
-    }
+    spec: ParameterSchemaSpec = {"config": {**HOST_PORT_SPEC, "required": True}}
     assert parameter_schema_spec_to_json_schema(spec) == {
         "type": "object",
-        "properties": {
-            "config": {
-                "type": "object",
-                "additionalProperties": True,
-                "properties": {"host": {"type": "string"}, "port": {"type": "number"}},
-                "required": ["host"],
-            }
-        },
+        "properties": {"config": HOST_PORT_SCHEMA},
         "required": ["config"],
     }
 
@@ -477,11 +464,7 @@ def test_runtime_json_schema_matches_the_array_of_objects_inference() -> None:
     spec: ParameterSchemaSpec = {
         "servers": {
             "type": "array",
-            "items": {
-                "type": "object",
-                "additionalProperties": True,
-                "properties": {"host": {"type": "string", "required": True}, "port": {"type": "number"}},
-            },
+            "items": HOST_PORT_SPEC,
         }
     }
     assert parameter_schema_spec_to_json_schema(spec) == {
@@ -489,12 +472,7 @@ def test_runtime_json_schema_matches_the_array_of_objects_inference() -> None:
         "properties": {
             "servers": {
                 "type": "array",
-                "items": {
-                    "type": "object",
-                    "additionalProperties": True,
-                    "properties": {"host": {"type": "string"}, "port": {"type": "number"}},
-                    "required": ["host"],
-                },
+                "items": HOST_PORT_SCHEMA,
             }
         },
     }
@@ -585,12 +563,7 @@ def test_rejects_an_unknown_schema_type_at_the_author_boundary() -> None:
 
 def test_recurses_into_nested_objects_and_an_object_without_properties_only_type_checks() -> None:
     spec: ParameterSchemaSpec = {
-        "config": {
-            "type": "object",
-            "additionalProperties": True,
-            "required": True,
-            "properties": {"host": {"type": "string", "required": True}, "port": {"type": "number"}},
-        },
+        "config": {**HOST_PORT_SPEC, "required": True},
         "bag": {"type": "object", "additionalProperties": True},
     }
     assert validate_args(spec, {"config": {"host": "h"}, "bag": {"anything": True}}) == []

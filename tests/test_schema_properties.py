@@ -76,8 +76,16 @@ annotations = st.fixed_dictionaries(
 
 
 @st.composite
-def scalar_schemas(draw: st.DrawFn) -> dict[str, Any]:
-    schema_type = draw(st.sampled_from(SCALAR_TYPES))
+def scalar_schemas(draw: st.DrawFn, family: str | None = None) -> dict[str, Any]:
+    """A scalar schema (also a DSL scalar spec: the two share this shape), optionally of one type
+    family of :data:`FAMILIES`.
+    """
+    if family == "numeric":
+        schema_type = draw(st.sampled_from(["number", "integer"]))
+    elif family is not None:
+        schema_type = family
+    else:
+        schema_type = draw(st.sampled_from(SCALAR_TYPES))
     schema: dict[str, Any] = {"type": schema_type}
     literal = draw(st.sampled_from(["none", "enum", "const", "both"]))
     if literal in {"enum", "both"}:
@@ -206,24 +214,7 @@ def test_the_oracle_and_our_validator_agree_on_the_known_python_pitfalls(
 FAMILIES = ["string", "boolean", "null", "numeric", "array", "object"]
 
 
-@st.composite
-def dsl_scalars(draw: st.DrawFn, family: str | None = None) -> dict[str, Any]:
-    if family == "numeric":
-        schema_type = draw(st.sampled_from(["number", "integer"]))
-    elif family is not None:
-        schema_type = family
-    else:
-        schema_type = draw(st.sampled_from(SCALAR_TYPES))
-    spec: dict[str, Any] = {"type": schema_type}
-    literal = draw(st.sampled_from(["none", "enum", "const", "both"]))
-    if literal in {"enum", "both"}:
-        spec["enum"] = draw(st.lists(scalar_values(schema_type), min_size=1, max_size=3))
-    if literal == "const":
-        spec["const"] = draw(scalar_values(schema_type))
-    if literal == "both":
-        spec["const"] = draw(st.sampled_from(spec["enum"]))
-    spec.update(draw(annotations))
-    return spec
+dsl_scalars = scalar_schemas  # a DSL scalar spec is a raw scalar schema
 
 
 def dsl_values(depth: int, family: str | None = None) -> st.SearchStrategy[dict[str, Any]]:

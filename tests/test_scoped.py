@@ -18,18 +18,17 @@ from typing import Any
 
 import pytest
 
+from helpers import raw_tool, string_tool, text
 from toolrt import (
     AbortSignal,
     Accept,
     Allow,
     Deny,
     ExecutionToken,
-    ToolDefinition,
     ToolErrorInfo,
     ToolExecution,
     ToolExecutionInput,
     ToolFailure,
-    ToolOutput,
     ToolRuntime,
     ToolSuccess,
 )
@@ -53,10 +52,6 @@ OBSERVER_FAILED = 'tool "{}" ({}): tools/result observer failed: {}'
 # --- local helpers ---------------------------------------------------------------------------------
 
 
-def text(value: str) -> list[dict[str, str]]:
-    return [{"type": "text", "text": value}]
-
-
 class Counter:
     """Counts tool body invocations."""
 
@@ -68,22 +63,26 @@ class Counter:
         return len(self.calls)
 
 
-def raw_tool(
-    name: str, reply: str | None = None, *, counter: Counter | None = None, **extra: Any
-) -> ToolDefinition:
-    async def execute(args: Any, ctx: Any) -> str:
-        if counter is not None:
-            counter.calls.append(args)
-        return f"ran:{name}" if reply is None else reply
+def counted_runtime() -> tuple[ToolRuntime, Counter]:
+    """A runtime with the global tool ``t`` and the :class:`Counter` of its body's calls."""
+    runtime = ToolRuntime()
+    body = Counter()
+    runtime.register(raw_tool("t", counter=body))
+    return runtime, body
 
-    return ToolDefinition(
-        name=name,
-        description=f"{name} tool",
-        parameters={"type": "object"},
-        output=ToolOutput(schema={"type": "string"}),
-        execute=execute,
-        **extra,
-    )
+
+def agent_scope_over(*tool_names: str, agent: str = "agent") -> tuple[ToolRuntime, Any]:
+    """A runtime with a :func:`raw_tool` per name registered globally, and the scope of ``agent``."""
+    runtime = ToolRuntime()
+    for name in tool_names:
+        runtime.register(raw_tool(name))
+    return runtime, runtime.scope(agent)
+
+
+def preset_chain() -> tuple[ToolRuntime, Any, Any]:
+    """A runtime with the global tool ``t``, a ``preset`` scope and its ``child`` scope."""
+    runtime, preset = agent_scope_over("t", agent="preset")
+    return runtime, preset, runtime.scope("child", parent=preset)
 
 
 def names(schemas: list[Any]) -> list[str]:
@@ -152,9 +151,7 @@ class PhaseCounter:
 
 async def test_keeps_final_result_observers_synchronous() -> None:
     """keeps final-result observers synchronous: ``finish`` publishes before it returns."""
-    runtime = ToolRuntime()
-    runtime.register(raw_tool("t"))
-    scope = runtime.scope("agent")
+    runtime, scope = agent_scope_over("t")
     seen: list[Any] = []
     runtime.on("tools/result", lambda execution, result: seen.append(("global", result)))
     scope.on("tools/result", lambda execution, result: seen.append(("scoped", result)))
@@ -214,10 +211,7 @@ async def test_scoped_shadows_global_on_a_name_conflict_in_either_registration_o
 
 def test_a_scoped_shadow_keeps_the_inherited_position() -> None:
     """R4 step 4 / R6: an own tool overriding an inherited name keeps the inherited map position."""
-    runtime = ToolRuntime()
-    for name in ("a", "b", "c"):
-        runtime.register(raw_tool(name))
-    scope = runtime.scope("agent")
+    _runtime, scope = agent_scope_over("a", "b", "c")
     scope.register(raw_tool("z"))
     shadow = raw_tool("b", "shadow")
     scope.register(shadow)
@@ -300,10 +294,7 @@ def test_scope_methods_refuse_after_close_and_the_scope_is_a_context_manager() -
 
 async def test_lifting_one_registration_never_reclaims_a_layer_that_still_holds_others() -> None:
     """R1: only an *emptied* scoped layer is reclaimed; lifting one entry keeps the rest in force."""
-    runtime = ToolRuntime()
-    runtime.register(raw_tool("t"))
-    runtime.register(raw_tool("web"))
-    scope = runtime.scope("a")
+    runtime, scope = agent_scope_over("t", "web", agent="a")
     lift = scope.restrict(deny=["web"])
     scope.guard(lambda execution: "still guarded")
     unreserve = scope.reserve("deferred")
@@ -397,10 +388,7 @@ async def test_restrict_applies_snapshotted_filters_to_the_live_global_registry(
 
 def test_restrict_composes_multiple_restrictions_by_intersection_and_lifts_each_independently() -> None:
     """restrict() › composes multiple restrictions by intersection and lifts each independently."""
-    runtime = ToolRuntime()
-    for name in ("a", "b", "c"):
-        runtime.register(raw_tool(name))
-    scope = runtime.scope("agent")
+    _runtime, scope = agent_scope_over("a", "b", "c")
     lift_allow = scope.restrict(allow=["a", "b"])
     lift_deny = scope.restrict(deny=["b"])
     assert names(scope.schemas()) == ["a"]
@@ -593,9 +581,7 @@ def test_a_nearer_ancestor_definition_replaces_a_farther_one_in_place() -> None:
 async def test_a_scoped_pre_execute_listener_gates_only_its_own_agent_never_agent_less_calls() -> None:
     """scoped execution dispatch › an agent.ctx pre-execute listener gates only its own agent (and never
     subject-less calls) (A3). Its descendants are gated too (§4.1 #3)."""
-    runtime = ToolRuntime()
-    body = Counter()
-    runtime.register(raw_tool("t", counter=body))
+    runtime, body = counted_runtime()
     gated = runtime.scope("gated")
     runtime.scope("child", parent=gated)
     runtime.scope("other")
@@ -617,10 +603,7 @@ async def test_a_scoped_pre_execute_listener_gates_only_its_own_agent_never_agen
 
 async def test_scoped_tools_result_observers_see_only_their_agents_calls() -> None:
     """E24: ``tools/result`` reaches untagged observers plus those on the agent's scope chain."""
-    runtime = ToolRuntime()
-    runtime.register(raw_tool("t"))
-    preset = runtime.scope("preset")
-    runtime.scope("child", parent=preset)
+    runtime, preset, _child = preset_chain()
     other = runtime.scope("other")
     scoped: list[Hashable] = []
     others: list[Hashable] = []
@@ -639,10 +622,7 @@ async def test_scoped_tools_result_observers_see_only_their_agents_calls() -> No
 
 async def test_scoped_execute_and_post_execute_listeners_follow_the_scope_chain() -> None:
     """§4.1 #3: scoped ``tools/execute`` and ``tools/post-execute`` listeners follow the chain too."""
-    runtime = ToolRuntime()
-    runtime.register(raw_tool("t"))
-    preset = runtime.scope("preset")
-    runtime.scope("child", parent=preset)
+    runtime, preset, _child = preset_chain()
     seen: list[tuple[str, Hashable]] = []
 
     async def around(execution: ToolExecution, next: Any) -> Any:
@@ -664,9 +644,7 @@ async def test_scoped_execute_and_post_execute_listeners_follow_the_scope_chain(
 async def test_applies_scoped_guards_after_pre_execute_and_unwinds_duplicates_independently() -> None:
     """scoped execution dispatch › applies scoped guards after pre-execute and unwinds duplicate
     registrations independently (§3.2 item 22)."""
-    runtime = ToolRuntime()
-    body = Counter()
-    runtime.register(raw_tool("t", counter=body))
+    runtime, body = counted_runtime()
     scope = runtime.scope("a")
 
     def terminal(execution: ToolExecution) -> str:
@@ -694,9 +672,7 @@ async def test_applies_scoped_guards_after_pre_execute_and_unwinds_duplicates_in
 async def test_composes_global_guards_monotonically_when_one_abstains_and_a_later_one_denies() -> None:
     """scoped execution dispatch › composes global guards monotonically when one abstains and a later
     one denies."""
-    runtime = ToolRuntime()
-    body = Counter()
-    runtime.register(raw_tool("t", counter=body))
+    runtime, body = counted_runtime()
     calls: list[str] = []
 
     def abstain(execution: ToolExecution) -> None:
@@ -723,10 +699,7 @@ async def test_composes_global_guards_monotonically_when_one_abstains_and_a_late
 
 async def test_guards_run_global_first_then_the_agent_chain_farthest_first() -> None:
     """G2: global guards in registration order, then the chain's layers farthest ancestor first."""
-    runtime = ToolRuntime()
-    runtime.register(raw_tool("t"))
-    preset = runtime.scope("preset")
-    child = runtime.scope("child", parent=preset)
+    runtime, preset, child = preset_chain()
     order: list[str] = []
 
     def recorder(label: str) -> Any:
@@ -781,9 +754,7 @@ async def test_guards_see_the_execution_and_run_only_after_an_allow() -> None:
 
 async def test_a_throwing_guard_is_a_final_error_that_skips_post_execute() -> None:
     """G3: a throwing guard → final error result (skips post-execute)."""
-    runtime = ToolRuntime()
-    body = Counter()
-    runtime.register(raw_tool("t", counter=body))
+    runtime, body = counted_runtime()
     post = Counter()
 
     def explode(execution: ToolExecution) -> str:
@@ -806,9 +777,7 @@ async def test_a_throwing_guard_is_a_final_error_that_skips_post_execute() -> No
 @pytest.mark.parametrize("verdict", [False, True, 0, ["no"]], ids=repr)
 async def test_a_guard_returning_neither_none_nor_a_string_is_a_failed_call(verdict: Any) -> None:
     """Decision 0001: guards must return ``None`` or a ``str``; anything else fails the call."""
-    runtime = ToolRuntime()
-    body = Counter()
-    runtime.register(raw_tool("t", counter=body))
+    runtime, body = counted_runtime()
     runtime.guard(lambda execution: verdict)
 
     result = await runtime.call("t")
@@ -819,9 +788,7 @@ async def test_a_guard_returning_neither_none_nor_a_string_is_a_failed_call(verd
 
 async def test_live_iterates_a_guard_registered_by_an_earlier_guard() -> None:
     """scoped execution dispatch › live-iterates a guard registered by an earlier guard."""
-    runtime = ToolRuntime()
-    body = Counter()
-    runtime.register(raw_tool("t", counter=body))
+    runtime, body = counted_runtime()
     calls: list[str] = []
 
     def late(execution: ToolExecution) -> str:
@@ -844,9 +811,7 @@ async def test_live_iterates_a_guard_registered_by_an_earlier_guard() -> None:
 async def test_defers_a_scoped_guard_that_replaces_the_last_guard_in_its_generation() -> None:
     """scoped execution dispatch › defers a scoped guard that replaces the last guard in its
     generation (G2: lift then add takes effect on the next call only)."""
-    runtime = ToolRuntime()
-    body = Counter()
-    runtime.register(raw_tool("t", counter=body))
+    runtime, body = counted_runtime()
     scope = runtime.scope("a")
     calls: list[str] = []
 
@@ -881,15 +846,7 @@ async def test_shares_one_token_and_materialized_argument_value_across_the_pipel
         argument_views.append(args)
         return "ok"
 
-    scope.register(
-        ToolDefinition(
-            name="t",
-            description="",
-            parameters={"type": "object"},
-            output=ToolOutput(schema={"type": "string"}),
-            execute=execute,
-        )
-    )
+    scope.register(string_tool("t", execute))
 
     async def pre(execution: ToolExecution, next: Any) -> Any:
         tokens.append(execution.token)
@@ -934,9 +891,7 @@ async def test_shares_one_token_and_materialized_argument_value_across_the_pipel
 async def test_normalizes_non_cloneable_arguments_and_still_publishes_one_scoped_final_outcome() -> None:
     """scoped execution dispatch › normalizes non-cloneable arguments and still publishes one scoped
     final outcome (E3)."""
-    runtime = ToolRuntime()
-    body = Counter()
-    runtime.register(raw_tool("t", counter=body))
+    runtime, body = counted_runtime()
     phases = PhaseCounter(runtime)
     scope = runtime.scope("a")
     scoped: list[Any] = []
@@ -998,9 +953,7 @@ async def test_rejects_cloneable_non_json_arguments_before_policy_or_dispatch(ar
     """scoped execution dispatch › rejects cloneable non-JSON arguments (%s) before policy or dispatch
     (§3.2 item 23). Python counterparts of Map / class instance: sets, objects, bytes, dates, lossy
     numbers, non-string keys."""
-    runtime = ToolRuntime()
-    body = Counter()
-    runtime.register(raw_tool("t", counter=body))
+    runtime, body = counted_runtime()
     phases = PhaseCounter(runtime)
 
     result = await runtime.call("t", arguments)
@@ -1044,15 +997,7 @@ async def test_reads_a_stateful_parent_accessor_once_before_policy_dispatch_and_
         seen.append(("body", ctx.parent))
         return "ok"
 
-    runtime.register(
-        ToolDefinition(
-            name="t",
-            description="",
-            parameters={},
-            output=ToolOutput(schema={"type": "string"}),
-            execute=execute,
-        )
-    )
+    runtime.register(string_tool("t", execute, parameters={}))
 
     async def pre(execution: ToolExecution, next: Any) -> Any:
         seen.append(("pre", execution.parent))
@@ -1109,9 +1054,7 @@ async def test_normalizes_a_throwing_arguments_accessor_without_rereading_it() -
     """scoped execution dispatch › normalizes a throwing arguments accessor without rereading it or
     losing the final notification (E3). Python counterpart chosen: an arguments value whose iteration
     raises during the snapshot (the error is that accessor's message, not the lossless one)."""
-    runtime = ToolRuntime()
-    body = Counter()
-    runtime.register(raw_tool("t", counter=body))
+    runtime, body = counted_runtime()
     phases = PhaseCounter(runtime)
     _ExplodingArguments.reads = 0
 
@@ -1136,15 +1079,7 @@ async def test_reads_nested_arguments_once_into_the_executed_snapshot() -> None:
         received.append(args)
         return "ok"
 
-    runtime.register(
-        ToolDefinition(
-            name="t",
-            description="",
-            parameters={},
-            output=ToolOutput(schema={"type": "string"}),
-            execute=execute,
-        )
-    )
+    runtime.register(string_tool("t", execute, parameters={}))
     runtime.on("tools/pre-execute", lambda execution, next: next())
     runtime.on("tools/post-execute", lambda execution, result, next: next())
     _CountingArguments.reads = 0
@@ -1164,9 +1099,7 @@ async def test_notifies_every_tools_result_observer_with_the_frozen_outcome_and_
     """scoped execution dispatch › notifies every tools/result observer with the frozen final outcome
     and contains failures (§3.2 item 23; E24)."""
     caplog.set_level(logging.WARNING, logger="toolrt")
-    runtime = ToolRuntime()
-    runtime.register(raw_tool("t"))
-    scope = runtime.scope("a")
+    runtime, scope = agent_scope_over("t", agent="a")
     received: list[tuple[str, Any]] = []
 
     def sync_failure(execution: ToolExecution, result: Any) -> None:
@@ -1411,15 +1344,7 @@ async def test_a_preset_scope_declaring_code_covers_every_agent_parented_to_it()
     async def execute(args: Any, ctx: Any) -> str:
         return f"echo:{args['value']}"
 
-    runtime.register(
-        ToolDefinition(
-            name="echo",
-            description="",
-            parameters={"type": "object"},
-            output=ToolOutput(schema={"type": "string"}),
-            execute=execute,
-        )
-    )
+    runtime.register(string_tool("echo", execute))
     preset = runtime.scope("preset:code-like")
     runtime.scope("joined-agent", parent=preset)
     runtime.scope("loner-agent")

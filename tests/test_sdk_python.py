@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers import SCHEMA_KEYWORDS, closed_object
 from toolrt.codemode._py_names import camel_case, cap_class_name_base, describe, well_formed
 from toolrt.codemode.sdk_python import (
     SDK_INSTRUCTIONS_PY,
@@ -91,12 +92,7 @@ BASH = tool(
     "bash",
     "Run a shell command.",
     spec_schema({"command": {"type": "string", "required": True}}),
-    {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {"exitCode": {"type": "integer"}},
-        "required": ["exitCode"],
-    },
+    closed_object({"exitCode": {"type": "integer"}}, ["exitCode"]),
 )
 BASH_STRING_OUTPUT = tool(
     "bash", "Run a shell command.", spec_schema({"command": {"type": "string", "required": True}})
@@ -252,11 +248,8 @@ def test_a_realistic_sdk_imports_and_defines_tools_and_typeddicts() -> None:
         'Run a "workflow" \\ with phases.',
         spec_schema(
             {
-                "meta": {
-                    "type": "object",
-                    "required": True,
-                    "additionalProperties": False,
-                    "properties": {
+                "meta": closed_object(
+                    {
                         "name": {"type": "string", "required": True},
                         "mode": {"type": "string", "enum": ["fast", "slow"]},
                         "phases": {
@@ -268,7 +261,8 @@ def test_a_realistic_sdk_imports_and_defines_tools_and_typeddicts() -> None:
                             },
                         },
                     },
-                },
+                    True,
+                ),
                 "dry_run": {"type": "boolean"},
             }
         ),
@@ -327,7 +321,7 @@ def test_a_realistic_sdk_imports_and_defines_tools_and_typeddicts() -> None:
         ({"type": "object"}, "dict[str, Any]"),
         ({"type": "object", "properties": {}}, "dict[str, Any]"),
         ({"type": "object", "properties": {"x": {"type": "string"}}}, "dict[str, Any]"),
-        ({"type": "object", "additionalProperties": False, "properties": {}}, "dict[str, Any]"),
+        (closed_object({}), "dict[str, Any]"),
         ({"type": "string", "const": "fixed"}, 'Literal["fixed"]'),
         ({"const": "fixed", "type": "string"}, 'Literal["fixed"]'),
         ({"type": "boolean", "const": True}, "Literal[True]"),
@@ -444,12 +438,7 @@ def test_literal_entries_of_enum_subclasses_render_as_their_plain_values() -> No
 
 def test_degrades_a_context_free_one_of_of_object_branches_to_a_union_of_dicts() -> None:
     """degrades a context-free oneOf of object branches to a union of dict[str, Any]"""
-    obj = {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {"ok": {"type": "boolean"}},
-        "required": ["ok"],
-    }
+    obj = closed_object({"ok": {"type": "boolean"}}, ["ok"])
     assert py_type({"oneOf": [obj, {"type": "string"}]}) == "dict[str, Any] | str"
     assert py_type({"oneOf": [obj, obj]}) == "dict[str, Any] | dict[str, Any]"
     assert (
@@ -488,12 +477,7 @@ def test_keeps_a_chain_just_under_the_nesting_cap_exact_and_restarts_per_field()
             tool(
                 "deep_field",
                 "Deep array under a field.",
-                {
-                    "type": "object",
-                    "additionalProperties": False,
-                    "properties": {"rows": under},
-                    "required": ["rows"],
-                },
+                closed_object({"rows": under}, ["rows"]),
             )
         ]
     )
@@ -556,7 +540,7 @@ def test_renders_a_deeply_nested_one_of_chain_in_linear_time() -> None:
 def test_a_small_schema_walk_has_no_fixed_recursion_limit() -> None:
     deep: dict[str, Any] = {"type": "string"}
     for _ in range(5000):
-        deep = {"type": "object", "additionalProperties": False, "properties": {"x": deep}, "required": ["x"]}
+        deep = closed_object({"x": deep}, ["x"])
     assert json_schema_to_py({"type": "array", "items": deep}) == "list[dict[str, Any]]"
 
 
@@ -621,12 +605,7 @@ def test_prefixes_tool_for_a_non_letter_head_and_degrades_a_malformed_schema_to_
         "1st-tool",
         "Hostile-shape probe.",
         {"type": "object", "properties": {"field": {"type": "string", "description": 42}}},
-        {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {"ok": {"type": "boolean"}},
-            "required": ["ok"],
-        },
+        closed_object({"ok": {"type": "boolean"}}, ["ok"]),
     )
     text = render([probe])
     assert '# tools["1st-tool"](args: Any) -> Tool1stToolOutput' in text
@@ -679,17 +658,15 @@ def _workflow() -> SdkTool:
                         "name": {"type": "string", "required": True, "description": "Short name."},
                         "phases": {
                             "type": "array",
-                            "items": {
-                                "type": "object",
-                                "additionalProperties": False,
-                                "properties": {
+                            "items": closed_object(
+                                {
                                     "title": {
                                         "type": "string",
                                         "required": True,
                                         "description": "Phase title.",
                                     }
-                                },
-                            },
+                                }
+                            ),
                         },
                     },
                 }
@@ -715,12 +692,7 @@ def test_renders_one_level_of_nested_object_as_its_own_typeddict_before_the_pare
 
 
 def test_args_classes_precede_output_classes_per_tool_in_name_order() -> None:
-    obj = {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {"v": {"type": "string"}},
-        "required": ["v"],
-    }
+    obj = closed_object({"v": {"type": "string"}}, ["v"])
     text = render([tool("b_tool", "", obj, obj), tool("a_tool", "", obj, obj)])
     assert class_names(text) == ["AToolArgs", "AToolOutput", "BToolArgs", "BToolOutput"]
 
@@ -730,21 +702,11 @@ def test_renders_a_one_of_of_object_branches_as_a_union_of_named_typeddicts() ->
     act = tool(
         "act",
         "Union output.",
-        {"type": "object", "additionalProperties": False, "properties": {}},
+        closed_object({}),
         {
             "oneOf": [
-                {
-                    "type": "object",
-                    "additionalProperties": False,
-                    "properties": {"ok": {"type": "boolean"}},
-                    "required": ["ok"],
-                },
-                {
-                    "type": "object",
-                    "additionalProperties": False,
-                    "properties": {"err": {"type": "string"}},
-                    "required": ["err"],
-                },
+                closed_object({"ok": {"type": "boolean"}}, ["ok"]),
+                closed_object({"err": {"type": "string"}}, ["err"]),
             ]
         },
     )
@@ -760,18 +722,8 @@ def test_names_both_branches_of_a_one_of_of_objects_on_the_argument_side() -> No
     """names both branches of a oneOf of objects on the argument side"""
     parameters = {
         "oneOf": [
-            {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["a"],
-                "properties": {"a": {"type": "string"}},
-            },
-            {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["b"],
-                "properties": {"b": {"type": "number"}},
-            },
+            closed_object({"a": {"type": "string"}}, ["a"]),
+            closed_object({"b": {"type": "number"}}, ["b"]),
         ]
     }
     text = render([tool("x", "Union arguments.", parameters)])
@@ -800,12 +752,7 @@ def test_caps_class_name_length_so_a_deep_single_field_chain_stays_linear() -> N
     depth = 4000
     schema: dict[str, Any] = {"type": "string"}
     for _ in range(depth):
-        schema = {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {"inner": schema},
-            "required": ["inner"],
-        }
+        schema = closed_object({"inner": schema}, ["inner"])
     text = render([tool("deep", "Deep chain.", schema)])
     names = class_names(text)
     assert len(names) == depth
@@ -818,14 +765,11 @@ def test_skips_an_already_taken_counter_suffix() -> None:
     """skips an already-taken counter suffix when a sibling object occupies it"""
 
     def obj(field: str) -> dict[str, Any]:
-        return {"type": "object", "additionalProperties": False, "properties": {field: {"type": "string"}}}
+        return closed_object({field: {"type": "string"}})
 
-    parameters = {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {"phase": obj("a"), "phase2": obj("b"), "Phase": obj("c")},
-        "required": ["phase", "phase2", "Phase"],
-    }
+    parameters = closed_object(
+        {"phase": obj("a"), "phase2": obj("b"), "Phase": obj("c")}, ["phase", "phase2", "Phase"]
+    )
     text = render([tool("foo", "Sibling objects with colliding class bases.", parameters)])
     assert "class FooArgsPhase(TypedDict):\n    a: NotRequired[str]\n" in text
     assert "class FooArgsPhase2(TypedDict):\n    b: NotRequired[str]\n" in text
@@ -853,17 +797,15 @@ def test_degrades_an_object_when_a_field_name_is_not_a_legal_attribute() -> None
 
 def test_keeps_soft_keyword_field_names_as_typeddict_fields() -> None:
     """keeps soft-keyword field names as TypedDict fields (each is special in exactly one syntactic position)"""  # noqa: E501 (verbatim upstream title)
-    parameters = {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {
+    parameters = closed_object(
+        {
             "match": {"type": "string"},
             "case": {"type": "boolean"},
             "type": {"type": "string"},
             "_": STRING,
         },
-        "required": ["match"],
-    }
+        ["match"],
+    )
     text = render(
         [tool("search", "Soft keywords as fields.", parameters), tool("match", "Soft-keyword tool.")]
     )
@@ -877,19 +819,13 @@ def test_keeps_soft_keyword_field_names_as_typeddict_fields() -> None:
 
 def test_keeps_a_non_ascii_field_name_and_derives_its_class_name_from_it() -> None:
     """keeps a non-ASCII field name as a TypedDict field and derives its class name from it"""
-    parameters = {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {
+    parameters = closed_object(
+        {
             "路径": {"type": "string"},
-            "opts": {
-                "type": "object",
-                "additionalProperties": False,
-                "properties": {"深度": {"type": "number"}},
-            },
+            "opts": closed_object({"深度": {"type": "number"}}),
         },
-        "required": ["路径"],
-    }
+        ["路径"],
+    )
     text = render([tool("搜索", "Unicode identifiers.", parameters)])
     assert "async def 搜索(self, args: 搜索Args) -> str:" in text
     assert "class 搜索Args(TypedDict):" in text
@@ -901,11 +837,7 @@ def test_keeps_a_non_ascii_field_name_and_derives_its_class_name_from_it() -> No
 
 def test_degrades_a_field_name_that_nfkc_normalizes_to_something_else() -> None:
     """degrades a field name that NFKC-normalizes to something else, which would be declared under another spelling"""  # noqa: E501 (verbatim upstream title)
-    parameters = {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {"\ufb01eld": {"type": "string"}},
-    }
+    parameters = closed_object({"\ufb01eld": {"type": "string"}})
     text = render([tool("ligature", "Normalizing field name.", parameters)])
     assert "async def ligature(self, args: dict[str, Any]) -> str:" in text
     assert "\ufb01eld:" not in text
@@ -921,11 +853,7 @@ def test_keeps_an_xid_continue_character_in_a_name_tail_while_rejecting_it_at_a_
     """
 
     def of(name: str, field: str) -> SdkTool:
-        parameters = {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {field: {"type": "string"}},
-        }
+        parameters = closed_object({field: {"type": "string"}})
         return tool(name, f"Tool {name}.", parameters)
 
     text = render([of("ping", "a\u00b7b"), of("\u00b7b", "a\u00b7b")])
@@ -950,12 +878,7 @@ def test_subscripts_a_tool_name_that_nfkc_normalizes_while_declaring_a_plain_uni
     """subscripts a tool name that NFKC-normalizes to something else, while declaring a plain Unicode one"""
 
     def of(name: str) -> SdkTool:
-        parameters = {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {"q": STRING},
-            "required": ["q"],
-        }
+        parameters = closed_object({"q": STRING}, ["q"])
         return tool(name, f"Tool {name}.", parameters)
 
     text = render([of("路径"), of("\ufb01nd")])
@@ -974,12 +897,7 @@ def test_derives_a_class_name_through_the_case_mapping_table() -> None:
     """
 
     def of(name: str) -> SdkTool:
-        parameters = {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {"q": STRING},
-            "required": ["q"],
-        }
+        parameters = closed_object({"q": STRING}, ["q"])
         return tool(name, "Case-mapped head.", parameters)
 
     text = render([of("\u00df"), of("\u019b")])
@@ -997,7 +915,7 @@ def test_drops_a_surrogate_half_rather_than_cutting_a_pair_when_capping() -> Non
     ahsa = "\U00010330"
 
     def class_name(pad: str) -> str:
-        parameters = {"type": "object", "additionalProperties": False, "properties": {"a": STRING}}
+        parameters = closed_object({"a": STRING})
         (name,) = class_names(render([tool(pad + ahsa * 200, "Astral name.", parameters)]))
         return name
 
@@ -1011,12 +929,7 @@ def test_drops_a_surrogate_half_rather_than_cutting_a_pair_when_capping() -> Non
 
 def test_normalizes_the_seam_the_tool_prefix_creates() -> None:
     """normalizes the seam the Tool prefix creates, which the prefixed part alone does not cover"""
-    parameters = {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {"q": STRING},
-        "required": ["q"],
-    }
+    parameters = closed_object({"q": STRING}, ["q"])
     text = render([tool("\u0301abc", "Combining-mark head.", parameters)])
     assert "class Too\u013aabcArgs(TypedDict):" in text
     assert '# tools["\u0301abc"](args: Too\u013aabcArgs) -> str' in text
@@ -1025,21 +938,10 @@ def test_normalizes_the_seam_the_tool_prefix_creates() -> None:
 
 def test_normalizes_a_class_name_join_where_two_stable_segments_compose() -> None:
     """normalizes a class-name join where two separately stable segments compose"""
-    parameters = {
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["\uac00\u1100"],
-        "properties": {
-            "\uac00\u1100": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["\u1161x"],
-                "properties": {
-                    "\u1161x": {"type": "object", "additionalProperties": False, "properties": {"q": STRING}}
-                },
-            }
-        },
-    }
+    parameters = closed_object(
+        {"\uac00\u1100": closed_object({"\u1161x": closed_object({"q": STRING})}, ["\u1161x"])},
+        ["\uac00\u1100"],
+    )
     text = render([tool("x", "Jamo field names.", parameters)])
     assert "class XArgs\uac00\uac00x(TypedDict):" in text
     assert "    \u1161x: XArgs\uac00\uac00x\n" in text
@@ -1049,21 +951,14 @@ def test_normalizes_a_class_name_join_where_two_stable_segments_compose() -> Non
 
 def test_routes_a_fold_collision_through_the_counter() -> None:
     """routes a fold collision through the counter that raw-byte dedup would miss"""
-    leaf = {"type": "object", "additionalProperties": False, "required": ["q"], "properties": {"q": STRING}}
-    parameters = {
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["\uac00", "\u1100"],
-        "properties": {
+    leaf = closed_object({"q": STRING}, ["q"])
+    parameters = closed_object(
+        {
             "\uac00": leaf,
-            "\u1100": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["\u1161"],
-                "properties": {"\u1161": leaf},
-            },
+            "\u1100": closed_object({"\u1161": leaf}, ["\u1161"]),
         },
-    }
+        ["\uac00", "\u1100"],
+    )
     text = render([tool("x", "Colliding jamo joins.", parameters)])
     assert "class XArgs\uac00(TypedDict):" in text
     assert "class XArgs\uac002(TypedDict):" in text
@@ -1072,12 +967,7 @@ def test_routes_a_fold_collision_through_the_counter() -> None:
 
 def test_declares_a_closed_empty_object_with_omitted_properties_as_an_empty_typeddict() -> None:
     """declares a closed empty object with omitted properties as an empty TypedDict, not dict[str, Any]"""
-    parameters = {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {"inner": {"type": "object", "additionalProperties": False}},
-        "required": ["inner"],
-    }
+    parameters = closed_object({"inner": {"type": "object", "additionalProperties": False}}, ["inner"])
     text = render([tool("closed", "Closed empty object with omitted properties.", parameters)])
     assert "class ClosedArgsInner(TypedDict):\n    pass\n\n" in text
     assert "    inner: ClosedArgsInner\n" in text
@@ -1086,20 +976,18 @@ def test_declares_a_closed_empty_object_with_omitted_properties_as_an_empty_type
 
 def test_marks_an_open_object_typeddict_and_declares_a_closed_empty_object() -> None:
     """marks an open object TypedDict and declares a closed empty object"""
-    parameters = {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {
+    parameters = closed_object(
+        {
             "open": {
                 "type": "object",
                 "additionalProperties": True,
                 "properties": {"x": STRING},
                 "required": ["x"],
             },
-            "closedEmpty": {"type": "object", "additionalProperties": False, "properties": {}},
+            "closedEmpty": closed_object({}),
         },
-        "required": ["open", "closedEmpty"],
-    }
+        ["open", "closedEmpty"],
+    )
     text = render([tool("openness", "", parameters)])
     assert (
         "class OpennessArgsOpen(TypedDict):\n    x: str\n"
@@ -1180,12 +1068,7 @@ def test_omits_the_docstring_or_comment_when_a_schema_has_no_description() -> No
 
 def test_names_the_class_for_a_tool_whose_name_exceeds_the_base_length_limit() -> None:
     """caps the class name for a tool whose name exceeds the base length limit"""
-    parameters = {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {"f": STRING},
-        "required": ["f"],
-    }
+    parameters = closed_object({"f": STRING}, ["f"])
     text = render([tool("x_" + "a" * 200, "Long name.", parameters)])
     (name,) = class_names(text)
     assert name == "XA" + "a" * 118
@@ -1196,15 +1079,10 @@ def test_names_a_deep_one_of_of_object_chain_in_linear_time() -> None:
     """names a deep oneOf-of-object chain in linear time (bounded propagated class names)"""
 
     def chain(depth: int) -> SdkTool:
-        deep: dict[str, Any] = {"type": "object", "additionalProperties": False, "properties": {}}
+        deep: dict[str, Any] = closed_object({})
         for _ in range(depth):
-            deep = {"oneOf": [deep, {"type": "object", "additionalProperties": False, "properties": {}}]}
-        parameters = {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {"root": deep},
-            "required": ["root"],
-        }
+            deep = {"oneOf": [deep, closed_object({})]}
+        parameters = closed_object({"root": deep}, ["root"])
         return tool("deep", "Deep oneOf-object chain.", parameters)
 
     # A per-level rescan of the collision counter (or uncapped names) would be quadratic here.
@@ -1232,12 +1110,7 @@ def test_degrades_an_object_whose_field_would_be_name_mangled() -> None:
     """degrades an object whose field would be name-mangled (__token) to dict[str, Any]"""
 
     def one_field(name: str, field: str) -> SdkTool:
-        parameters = {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {field: STRING},
-            "required": [field],
-        }
+        parameters = closed_object({field: STRING}, [field])
         return tool(name, "", parameters)
 
     text = render([one_field("mangler", "__token")])
@@ -1248,12 +1121,7 @@ def test_degrades_an_object_whose_field_would_be_name_mangled() -> None:
 
 def test_degrades_an_object_with_a_debug_field() -> None:
     """degrades an object with a __debug__ field, which CPython refuses to assign"""
-    parameters = {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {"__debug__": STRING},
-        "required": ["__debug__"],
-    }
+    parameters = closed_object({"__debug__": STRING}, ["__debug__"])
     text = render([tool("debugger", "", parameters)])
     assert "async def debugger(self, args: dict[str, Any]) -> str: ..." in text
     assert "__debug__" not in text
@@ -1352,18 +1220,9 @@ class _Flaky(dict[str, Any]):
 
 def test_a_schema_that_changes_under_the_walk_degrades_to_any_and_rolls_back_its_classes() -> None:
     flaky = _Flaky({"type": "string"}, {"type": "object", "properties": 7})
-    first = {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {"k": {"type": "string", "const": "k"}},
-    }
-    parameters = {
-        "type": "object",
-        "additionalProperties": False,
-        # `first` completes a class (and uses Literal/NotRequired) before `bad` reads inconsistently.
-        "properties": {"first": first, "nested": {"type": "object", "properties": {"bad": flaky}}},
-    }
-    obj = {"type": "object", "additionalProperties": False, "properties": {"v": STRING}, "required": ["v"]}
+    first = closed_object({"k": {"type": "string", "const": "k"}})
+    parameters = closed_object({"first": first, "nested": {"type": "object", "properties": {"bad": flaky}}})
+    obj = closed_object({"v": STRING}, ["v"])
     text = render([tool("x", "", parameters, obj), tool("x_", "", obj)])
     assert "async def x(self, args: Any) -> XOutput: ..." in text
     # XArgs, XArgsFirst and XArgsNested were rolled back: `x_` (also base "X") gets the bare XArgs.
@@ -1379,20 +1238,7 @@ JSON_SCALARS = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=6),
 )
-KEYWORDS = st.sampled_from(
-    [
-        "type",
-        "oneOf",
-        "properties",
-        "required",
-        "additionalProperties",
-        "items",
-        "enum",
-        "const",
-        "description",
-        "title",
-    ]
-)
+KEYWORDS = st.sampled_from(SCHEMA_KEYWORDS)
 TYPE_NAMES = st.sampled_from(["object", "array", "string", "number", "integer", "boolean", "null", "json"])
 HOSTILE = st.one_of(st.just(object()), st.just({1, 2}), st.just(b"bytes"), st.just(_Unreadable()))
 

@@ -25,6 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers import SCHEMA_KEYWORDS, closed_object
 from toolrt.codemode.sdk_tool import SdkTool
 from toolrt.codemode.sdk_typescript import (
     SDK_INSTRUCTIONS_TS,
@@ -81,12 +82,7 @@ BASH = SdkTool(
     name="bash",
     description="Run a shell command.",
     parameters=parameter_schema_spec_to_json_schema({"command": {"type": "string", "required": True}}),
-    output={
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {"exitCode": {"type": "integer"}},
-        "required": ["exitCode"],
-    },
+    output=closed_object({"exitCode": {"type": "integer"}}, ["exitCode"]),
 )
 READ_FILE = SdkTool(
     name="read_file",
@@ -554,25 +550,7 @@ ANYTHING = st.recursive(
         st.lists(children, max_size=3)
         | st.tuples(children, children)
         | st.dictionaries(
-            st.sampled_from(
-                [
-                    "type",
-                    "oneOf",
-                    "properties",
-                    "required",
-                    "additionalProperties",
-                    "items",
-                    "enum",
-                    "const",
-                    "description",
-                    "title",
-                    "default",
-                    "examples",
-                    "$ref",
-                    "anyOf",
-                ]
-            )
-            | st.text(max_size=3),
+            st.sampled_from([*SCHEMA_KEYWORDS, "default", "examples", "$ref", "anyOf"]) | st.text(max_size=3),
             children,
             max_size=4,
         )
@@ -613,14 +591,9 @@ MAPPING_CASES: list[tuple[Any, str]] = [
     ({"type": "object"}, "Record<string, JsonValue>"),
     ({"type": "object", "additionalProperties": False}, "Record<string, never>"),
     ({"type": "object", "properties": {}}, "Record<string, JsonValue>"),
-    ({"type": "object", "properties": {}, "additionalProperties": False}, "Record<string, never>"),
+    (closed_object({}), "Record<string, never>"),
     (
-        {
-            "type": "object",
-            "additionalProperties": False,
-            "properties": {"id": {"type": "integer"}, "label": {"type": "string"}},
-            "required": ["id"],
-        },
+        closed_object({"id": {"type": "integer"}, "label": {"type": "string"}}, ["id"]),
         "{\n  id: number;\n  label?: string;\n}",
     ),
     ({}, "JsonValue"),
@@ -682,11 +655,7 @@ def test_renders_objects_with_required_optional_keys_nested_shapes_and_per_prope
 
 def test_indent_shifts_every_nested_line() -> None:
     """The ``indent`` argument pads members at ``indent + 1`` and the closing brace at ``indent``."""
-    schema = {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {"a": {"type": "array", "items": {"type": "object", "properties": {"b": {}}}}},
-    }
+    schema = closed_object({"a": {"type": "array", "items": {"type": "object", "properties": {"b": {}}}}})
     assert json_schema_to_ts(schema, 2) == "\n".join(
         [
             "{",
@@ -870,17 +839,15 @@ def test_empty_description_has_no_doc_line() -> None:
 )
 def test_keys_are_bare_identifiers_or_json_quoted(key: str, rendered: str) -> None:
     """Keys matching ``^[A-Za-z_$][A-Za-z0-9_$]*$`` are bare, others ``JSON.stringify``-quoted."""
-    schema = {"type": "object", "additionalProperties": False, "properties": {key: {"type": "null"}}}
+    schema = closed_object({key: {"type": "null"}})
     assert json_schema_to_ts(schema) == f"{{\n  {rendered}?: null;\n}}"
 
 
 def test_members_follow_javascript_object_entries_order() -> None:
     """Array-index keys come first in numeric order, like ``Object.entries`` in JavaScript."""
-    schema = {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {"b": {}, "10": {}, "a": {}, "2": {}, "007": {}, "4294967295": {}, "4294967294": {}},
-    }
+    schema = closed_object(
+        {"b": {}, "10": {}, "a": {}, "2": {}, "007": {}, "4294967295": {}, "4294967294": {}}
+    )
     keys = [line.split("?")[0].strip() for line in json_schema_to_ts(schema).splitlines()[1:-1]]
     assert keys == ['"2"', '"10"', '"4294967294"', "b", "a", '"007"', '"4294967295"']
 
@@ -914,15 +881,11 @@ def test_literals_use_javascript_json_stringify(schema: Any, expected: str) -> N
             "({\n  a?: JsonValue;\n} & Record<string, JsonValue>)[]",
         ),
         (
-            {"type": "object", "additionalProperties": False, "properties": {"a": {}}},
+            closed_object({"a": {}}),
             "{\n  a?: JsonValue;\n}[]",
         ),
         (
-            {
-                "type": "object",
-                "additionalProperties": False,
-                "properties": {"a": {"type": "object", "properties": {"b": {}}}},
-            },
+            closed_object({"a": {"type": "object", "properties": {"b": {}}}}),
             "({\n  a?: {\n    b?: JsonValue;\n  } & Record<string, JsonValue>;\n})[]",
         ),
         ({"type": "string", "const": "a|b"}, '("a|b")[]'),
@@ -960,7 +923,7 @@ def test_renders_deeply_nested_arrays_and_objects_iteratively() -> None:
     assert json_schema_to_ts(array) == "(" * depth + "string | null" + ")[]" * depth
     obj: Any = {"type": "null"}
     for _ in range(depth):
-        obj = {"type": "object", "additionalProperties": False, "properties": {"k": obj}, "required": ["k"]}
+        obj = closed_object({"k": obj}, ["k"])
     rendered = json_schema_to_ts(obj)
     lines = rendered.splitlines()
     assert len(lines) == 2 * depth + 1

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from helpers import text
 from toolrt import ToolError, ToolErrorInfo, ToolFailure, ToolRuntime, ToolSuccess, define_tool, user_message
 from toolrt.content import content_text
 from toolrt.loop.messages import AssistantMessage, Message, ToolCall, ToolResultMessage, Usage, UserMessage
@@ -39,10 +40,6 @@ from toolrt.loop.session import (
     turn_end_event,
     turn_start_event,
 )
-
-
-def text(value: str) -> list[dict[str, str]]:
-    return [{"type": "text", "text": value}]
 
 
 def assistant(*calls: tuple[str, str, str], text_: str = "") -> NewEvent:
@@ -303,11 +300,16 @@ def test_a_failed_fsync_makes_the_log_refuse_further_appends(
 # --- crash recovery -------------------------------------------------------------------------------
 
 
-def write_three(path: Path) -> bytes:
+def write_three(path: Path, then: bytes = b"") -> bytes:
+    """Log three events to ``path``, then append the raw bytes ``then``; return the three's bytes."""
     with SessionLog.open(path) as log:
         for index in range(3):
             log.append("myapp/x", {"i": index})
-    return path.read_bytes()
+    good = path.read_bytes()
+    if then:
+        with open(path, "ab") as file:
+            file.write(then)
+    return good
 
 
 @pytest.mark.parametrize(
@@ -323,9 +325,7 @@ def test_a_torn_last_line_is_reported_and_nothing_before_it_is_lost(
     tmp_path: Path, tail: bytes, reason: str
 ) -> None:
     path = tmp_path / "s.jsonl"
-    good = write_three(path)
-    with open(path, "ab") as file:
-        file.write(tail)
+    good = write_three(path, then=tail)
 
     result = SessionLog.read(path)
     assert [event.data["i"] for event in result.events] == [0, 1, 2]
@@ -340,9 +340,7 @@ def test_a_torn_last_line_is_reported_and_nothing_before_it_is_lost(
 
 def test_opening_a_torn_log_repairs_it_and_numbering_continues(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    good = write_three(path)
-    with open(path, "ab") as file:
-        file.write(b'{"seq":3,"type":"myapp/x","data":{"i":')
+    good = write_three(path, then=b'{"seq":3,"type":"myapp/x","data":{"i":')
 
     with SessionLog.open(path) as log:
         torn = log.recovered_torn_line
@@ -361,9 +359,7 @@ def test_opening_a_torn_log_repairs_it_and_numbering_continues(tmp_path: Path) -
 
 def test_a_long_torn_line_previews_only_its_start(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    write_three(path)
-    with open(path, "ab") as file:
-        file.write(b'{"seq":3,"data":"' + b"y" * 5000)
+    write_three(path, then=b'{"seq":3,"data":"' + b"y" * 5000)
     torn = SessionLog.read(path).torn
     assert torn is not None
     assert torn.length == 5017
@@ -413,9 +409,7 @@ def test_a_valid_json_line_that_is_not_an_event_is_corrupt_even_at_the_end(
     tmp_path: Path, line: bytes, reason: str
 ) -> None:
     path = tmp_path / "s.jsonl"
-    write_three(path)
-    with open(path, "ab") as file:
-        file.write(line)
+    write_three(path, then=line)
     with pytest.raises(SessionLogCorruptError, match=r"s\.jsonl:4:") as caught:
         SessionLog.read(path)
     assert reason in caught.value.reason

@@ -9,20 +9,14 @@ from typing import Any
 
 import pytest
 
-from toolrt import AbortController, ToolDefinition, ToolExecutionInput, ToolOutput, ToolRuntime
+from helpers import string_tool
+from toolrt import AbortController, ToolDefinition, ToolExecutionInput, ToolRuntime
 from toolrt.errors import TOOL_ABORTED, AbortError
 from toolrt.policies.timeout import install_timeout_policy
 
 
 def budgeted(name: str, body: Any, timeout_ms: float | None) -> ToolDefinition:
-    return ToolDefinition(
-        name=name,
-        description=name,
-        parameters={"type": "object"},
-        output=ToolOutput(schema={"type": "string"}),
-        execute=body,
-        timeout_ms=timeout_ms,
-    )
+    return string_tool(name, body, description=name, timeout_ms=timeout_ms)
 
 
 def call(name: str, signal: Any = None) -> ToolExecutionInput:
@@ -31,34 +25,31 @@ def call(name: str, signal: Any = None) -> ToolExecutionInput:
     )
 
 
-async def test_delegates_a_tool_without_a_budget_unchanged_and_leaves_the_signal_alone() -> None:
+async def run_recording_signals(name: str, timeout_ms: float | None) -> tuple[Any, Any, list[Any]]:
+    """Run ``name`` (returning its own name, with budget ``timeout_ms``) under the timeout policy and a
+    fresh caller signal; return the result, the caller signal and the signals its body saw.
+    """
     runtime = ToolRuntime()
     caller = AbortController().signal
     seen: list[Any] = []
 
     async def body(args: Any, ctx: Any) -> str:
         seen.append(ctx.signal)
-        return "plain"
+        return name
 
-    runtime.register(budgeted("plain", body, None))
+    runtime.register(budgeted(name, body, timeout_ms))
     install_timeout_policy(runtime)
-    result = await runtime.execute(call("plain", caller))
+    return await runtime.execute(call(name, caller)), caller, seen
+
+
+async def test_delegates_a_tool_without_a_budget_unchanged_and_leaves_the_signal_alone() -> None:
+    result, caller, seen = await run_recording_signals("plain", None)
     assert result.value == "plain"
     assert seen == [caller]
 
 
 async def test_a_budgeted_tool_that_returns_fast_keeps_its_result_and_sees_a_derived_signal() -> None:
-    runtime = ToolRuntime()
-    caller = AbortController().signal
-    seen: list[Any] = []
-
-    async def body(args: Any, ctx: Any) -> str:
-        seen.append(ctx.signal)
-        return "fast"
-
-    runtime.register(budgeted("fast", body, 1_000))
-    install_timeout_policy(runtime)
-    result = await runtime.execute(call("fast", caller))
+    result, caller, seen = await run_recording_signals("fast", 1_000)
     assert result.value == "fast"
     assert seen[0] is not caller and not seen[0].aborted
 
