@@ -208,12 +208,7 @@ class _Bridge:
         try:
             if signal.aborted:
                 self.commits.remove(entry)
-                _resolve(
-                    entry,
-                    "abandoned",
-                    f"run_code run is over ({signal.reason}); {entry.name} tool call abandoned",
-                    signal,
-                )
+                _abandon(entry, signal)
                 return
             entry.exclusive = self.exclusive_active = self.runtime.execution_mode(entry.call) == "exclusive"
             prepared = await self._prepare(entry)
@@ -274,12 +269,7 @@ class _Bridge:
         signal = self.controller.signal
         if signal.aborted:
             self.pending.popleft()
-            _resolve(
-                entry,
-                "abandoned",
-                f"run_code run is over ({signal.reason}); {entry.name} tool call abandoned",
-                signal,
-            )
+            _abandon(entry, signal)
             return True
         exclusive = self.runtime.execution_mode(entry.call) == "exclusive"
         # The pool is the bodies still running; settled calls waiting to commit hold no slot.
@@ -412,6 +402,16 @@ class _Bridge:
             await asyncio.shield(self.driver)
         while self.log_tasks:
             await asyncio.wait(set(self.log_tasks))
+
+
+def _abandon(entry: _Entry, signal: Any) -> None:
+    """Answer a call that never started because the run is over: it logs nothing."""
+    _resolve(
+        entry,
+        "abandoned",
+        f"run_code run is over ({signal.reason}); {entry.name} tool call abandoned",
+        signal,
+    )
 
 
 def _resolve(entry: _Entry, outcome: str, payload: Any, signal: Any) -> None:
