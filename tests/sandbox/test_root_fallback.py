@@ -7,6 +7,7 @@ of the child. The plan-resolution tests feed synthetic probe results to the same
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import stat
@@ -322,3 +323,22 @@ async def test_bwrap_as_root_runs_the_program_as_65534_with_full_enforcement() -
     assert isolation["enforcement"] == "full", isolation
     assert isolation["layers"][:3] == ["bwrap", "rlimits", "uid-drop"]
     assert f"read path {hidden} not mounted: {hidden} is not accessible to uid 65534" in isolation["notes"]
+
+
+@pytest.mark.skipif(not BWRAP, reason="needs a working bwrap with --disable-userns")
+async def test_bwrap_kept_as_root_still_runs_and_reports_partial_with_the_reason() -> None:
+    """Where bwrap cannot start unprivileged (simulated: the probe says so), it is started as root:
+    the run still works, and the report says partial and why, instead of claiming full."""
+    assert PROBES is not None
+    probes = dataclasses.replace(PROBES, bwrap_drop_problem="simulated: user namespaces are restricted")
+    runtime = PythonSandboxRuntime(backend="bwrap", pool_size=0, _probe=lambda: probes)
+    try:
+        result = await run(runtime, "return 6 * 7")
+    finally:
+        await runtime.aclose()
+    assert result.value == 42
+    isolation = result.meta["isolation"]
+    assert isolation["enforcement"] == "partial", isolation
+    assert "uid-drop" not in isolation["layers"]
+    assert "uid drop skipped: simulated: user namespaces are restricted" in isolation["notes"]
+    assert any(note.startswith("bwrap started by root") for note in isolation["notes"])
