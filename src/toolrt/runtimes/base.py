@@ -73,7 +73,9 @@ NO_VALUE: Final = _NoValue()
 """The program completed without returning a value (distinct from returning ``None``/``null``)."""
 
 BindingFunction: TypeAlias = Callable[[Any], Awaitable[Any]]
-"""A host function a program calls: lossless JSON arguments in, lossless JSON out."""
+"""A host function a program calls: lossless JSON arguments in, lossless JSON out. It returns any
+awaitable: a coroutine, or (as the Code Mode bridge does) an ``asyncio.Future`` a runtime can wait on
+with a done-callback instead of a task. Calling it must not block; its failure is the awaitable's."""
 
 
 @dataclass(frozen=True, slots=True)
