@@ -350,7 +350,6 @@ class TreeWatcher:
         self.watch_files = list(watch_files)
         self.violations: list[tuple[str, str]] = []
         self._unobservable: set[str] = set()
-        self._fds_readable: dict[int, bool] = {}  # pid -> whether its latest fd sample was allowed
         self.seen: dict[int, _Seen] = {}
         self.program_pids: set[int] = set()
         self.workdirs: set[str] = set()
@@ -393,13 +392,8 @@ class TreeWatcher:
 
     @property
     def unobservable(self) -> set[str]:
-        """What ``/proc`` did not let the host see. A process whose fds were refused in one sample
-        but read in a later one (a transient refusal mid-exec) is not a gap; one that became
-        non-dumpable (confined) stays one."""
-        gaps = set(self._unobservable)
-        if not all(self._fds_readable.values()):
-            gaps.add("fds")
-        return gaps
+        """What ``/proc`` did not let the host see (a copy: the watcher keeps sampling)."""
+        return set(self._unobservable)
 
     def _violate(self, kind: str, message: str) -> None:
         if (kind, message) not in self.violations:
@@ -568,7 +562,7 @@ class TreeWatcher:
             elif seen.cpu_limited:
                 self._violate("watcher-rlimit", f"pid {pid} raised RLIMIT_CPU back to unlimited")
         self._sample_namespaces(pid, seen)
-        self._sample_fds(pid)
+        self._sample_fds(pid, seen)
         if self.count_cwd and self._tick % 10 == 0:
             try:
                 self.max_cwd_entries = max(self.max_cwd_entries, len(os.listdir(f"/proc/{pid}/cwd")))
@@ -590,16 +584,18 @@ class TreeWatcher:
             if before != target:
                 self._violate("watcher-ns", f"pid {pid} changed its {kind} namespace ({before} -> {target})")
 
-    def _sample_fds(self, pid: int) -> None:
+    def _sample_fds(self, pid: int, seen: _Seen) -> None:
         try:
             fds = os.listdir(f"/proc/{pid}/fd")
         except FileNotFoundError:
             return  # the process exited between listing and sampling: nothing was hidden
         except OSError:
-            # Possibly transient (a process mid-exec): a gap only if it is still refused at the end.
-            self._fds_readable[pid] = False
+            # Confinement makes the child non-dumpable, which hides its fds from an unprivileged
+            # host: a real gap. A process not (yet) seen confined is refused only in passing (mid-exec,
+            # or exiting once its memory is gone), and later or earlier samples see its fds.
+            if seen.confined:
+                self._unobservable.add("fds")
             return
-        self._fds_readable[pid] = True
         sockets = 0
         deleted = 0
         for fd in fds:
