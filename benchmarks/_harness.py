@@ -57,6 +57,8 @@ __all__ = [
     "format_duration",
     "format_table",
     "measure",
+    "report_child_outcome",
+    "run_case_here",
     "run_cases_in_subprocesses",
 ]
 
@@ -239,15 +241,36 @@ def _versions(packages: Iterable[str]) -> dict[str, str]:
     return found
 
 
-async def _run_case_here(case: Case, *, warmup_s: float, target_s: float) -> RunOutcome:
+async def run_case_here(case: Case, sample: Callable[[Timed], Awaitable[Stats]]) -> RunOutcome:
+    """Set ``case`` up and ``sample`` it in this process: a setup that skips or fails (its
+    correctness check included), or sampling that fails, is an outcome, not a crash."""
     try:
         fn = await case.setup()
     except Skip as skip:
         return RunOutcome(case.name, "skipped", reason=str(skip))
     except Exception as error:
         return RunOutcome(case.name, "error", reason=f"setup/correctness check failed: {error!r}")
-    stats = await measure(fn, warmup_s=warmup_s, target_s=target_s)
+    try:
+        stats = await sample(fn)
+    except Exception as error:
+        return RunOutcome(case.name, "error", reason=f"sampling failed: {error!r}")
     return RunOutcome(case.name, "ok", stats, versions=_versions(case.packages))
+
+
+def report_child_outcome(name: str, outcome: RunOutcome, *, as_json: bool, unit: str) -> int:
+    """Print one case's outcome (a JSON line for the parent, else a readable line naming the
+    sampling ``unit``) and return the child's exit status."""
+    if as_json:
+        print(outcome.to_json())
+    elif outcome.stats is not None:
+        stats = outcome.stats
+        print(
+            f"{name}: median {format_duration(stats.median_ns)}, "
+            f"p95 {format_duration(stats.p95_ns)} ({stats.samples} {unit})"
+        )
+    else:
+        print(f"{name}: {outcome.status}: {outcome.reason}")
+    return 1 if outcome.status == "error" else 0
 
 
 def _child_env() -> dict[str, str]:
@@ -459,18 +482,12 @@ def bench_main(
         chosen = by_name.get(args.case)
         if chosen is None:
             parser.error(f"unknown case {args.case!r}; see --list")
-        outcome = asyncio.run(_run_case_here(chosen, warmup_s=args.warmup_s, target_s=args.target_s))
-        if args.json:
-            print(outcome.to_json())
-        elif outcome.stats is not None:
-            stats = outcome.stats
-            print(
-                f"{chosen.name}: median {format_duration(stats.median_ns)}, "
-                f"p95 {format_duration(stats.p95_ns)} ({stats.samples} samples × {stats.inner})"
-            )
-        else:
-            print(f"{chosen.name}: {outcome.status}: {outcome.reason}")
-        return 1 if outcome.status == "error" else 0
+        warmup_s, target_s = args.warmup_s, args.target_s
+        outcome = asyncio.run(
+            run_case_here(chosen, lambda fn: measure(fn, warmup_s=warmup_s, target_s=target_s))
+        )
+        unit = f"samples × {outcome.stats.inner}" if outcome.stats is not None else "samples"
+        return report_child_outcome(chosen.name, outcome, as_json=args.json, unit=unit)
 
     selected = [c for c in cases if not args.only or any(part in c.name for part in args.only)]
     if not selected:

@@ -54,12 +54,13 @@ from typing import Any
 from _harness import (
     Case,
     CaseSummary,
-    RunOutcome,
     Skip,
     Stats,
     Timed,
     bench_main,
     format_duration,
+    report_child_outcome,
+    run_case_here,
 )
 
 BACKENDS = ("bwrap", "landlock")
@@ -319,28 +320,6 @@ async def measure_paced(fn: Timed, *, warmup_s: float, target_s: float) -> Stats
     return _stats([await sample() for _ in range(count)])
 
 
-async def _run_child(case: Case, *, warmup_s: float, target_s: float) -> RunOutcome:
-    try:
-        fn = await case.setup()
-    except Skip as skip:
-        return RunOutcome(case.name, "skipped", reason=str(skip))
-    except Exception as error:
-        return RunOutcome(case.name, "error", reason=f"setup/correctness check failed: {error!r}")
-    try:
-        stats = await measure_paced(fn, warmup_s=warmup_s, target_s=target_s)
-    except Exception as error:
-        return RunOutcome(case.name, "error", reason=f"sampling failed: {error!r}")
-    from importlib import metadata
-
-    versions: dict[str, str] = {}
-    for package in case.packages:
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = "not installed"
-    return RunOutcome(case.name, "ok", stats, versions=versions)
-
-
 def child_main(argv: Sequence[str]) -> int:
     """``--case NAME [--json] [--warmup-s S] [--target-s S]``: one case in this process."""
     parser = argparse.ArgumentParser()
@@ -353,17 +332,11 @@ def child_main(argv: Sequence[str]) -> int:
     if args.case not in by_name:
         parser.error(f"unknown case {args.case!r}; see --list")
     sys.path.insert(0, str(_src_dir()))
-    outcome = asyncio.run(_run_child(by_name[args.case], warmup_s=args.warmup_s, target_s=args.target_s))
-    if args.json:
-        print(outcome.to_json())
-    elif outcome.stats is not None:
-        print(
-            f"{args.case}: median {format_duration(outcome.stats.median_ns)}, "
-            f"p95 {format_duration(outcome.stats.p95_ns)} ({outcome.stats.samples} samples)"
-        )
-    else:
-        print(f"{args.case}: {outcome.status}: {outcome.reason}")
-    return 1 if outcome.status == "error" else 0
+    warmup_s, target_s = args.warmup_s, args.target_s
+    outcome = asyncio.run(
+        run_case_here(by_name[args.case], lambda fn: measure_paced(fn, warmup_s=warmup_s, target_s=target_s))
+    )
+    return report_child_outcome(args.case, outcome, as_json=args.json, unit="samples")
 
 
 def _src_dir() -> Any:

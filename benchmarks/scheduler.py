@@ -63,12 +63,13 @@ from _harness import (
     SRC_DIR,
     Case,
     CaseSummary,
-    RunOutcome,
     Skip,
     Timed,
     bench_main,
     format_duration,
     measure,
+    report_child_outcome,
+    run_case_here,
 )
 
 N_CALLS = 100
@@ -388,19 +389,6 @@ def _versions(packages: Sequence[str]) -> dict[str, str]:
     return found
 
 
-async def _run_case_fixed(case: Case, *, warmup_s: float) -> RunOutcome:
-    try:
-        fn = await case.setup()
-    except Skip as skip:
-        return RunOutcome(case.name, "skipped", reason=str(skip))
-    except Exception as error:
-        return RunOutcome(case.name, "error", reason=f"setup/correctness check failed: {error!r}")
-    stats = await measure(
-        fn, warmup_s=warmup_s, min_samples=BATCH_SAMPLES, max_samples=BATCH_SAMPLES, inner=1
-    )
-    return RunOutcome(case.name, "ok", stats, versions=_versions(case.packages))
-
-
 def _child(argv: Sequence[str]) -> int:
     """``--case NAME [--json]``: what ``bench_main`` does in a child, but ``BATCH_SAMPLES`` batches."""
     parser = argparse.ArgumentParser(description="one case of benchmarks/scheduler.py")
@@ -417,18 +405,16 @@ def _child(argv: Sequence[str]) -> int:
     chosen = next((case for case in CASES if case.name == args.case), None)
     if chosen is None:
         parser.error(f"unknown case {args.case!r}; see --list")
-    outcome = asyncio.run(_run_case_fixed(chosen, warmup_s=args.warmup_s))
-    if args.json:
-        print(outcome.to_json())
-    elif outcome.stats is not None:
-        stats = outcome.stats
-        print(
-            f"{chosen.name}: median {format_duration(stats.median_ns)}, "
-            f"p95 {format_duration(stats.p95_ns)} ({stats.samples} batches)"
+    warmup_s = args.warmup_s
+    outcome = asyncio.run(
+        run_case_here(
+            chosen,
+            lambda fn: measure(
+                fn, warmup_s=warmup_s, min_samples=BATCH_SAMPLES, max_samples=BATCH_SAMPLES, inner=1
+            ),
         )
-    else:
-        print(f"{chosen.name}: {outcome.status}: {outcome.reason}")
-    return 1 if outcome.status == "error" else 0
+    )
+    return report_child_outcome(chosen.name, outcome, as_json=args.json, unit="batches")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
