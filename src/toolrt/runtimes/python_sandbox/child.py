@@ -34,6 +34,7 @@ from .backends import _SANDBOX_WORKDIR, _bwrap_args, _Plan
 from .child_channel import _BootListener, _ChannelProtocol, _Listener, _NullListener, _PipeProtocol
 from .confine import inaccessible_path
 from .limits import _BootSpec, _tree_cpu
+from .probe import run_as
 from .protocol import FrameDecoder, Ready, encode_frame
 from .workdir import _remove_tree, remove_tree
 
@@ -206,9 +207,6 @@ class _Child:
             # A root host starts bwrap unprivileged: the sandbox's uid then maps to that uid, not
             # to host uid 0 (bwrap's own work dir is a tmpfs inside; it needs no host cwd).
             as_user = self.plan.bwrap_as if os.geteuid() == 0 else None
-            identity: dict[str, Any] = (
-                {"user": as_user[0], "group": as_user[1], "extra_groups": []} if as_user is not None else {}
-            )
             try:
                 self.proc = subprocess.Popen(
                     self._argv(child.fileno(), read_paths),
@@ -220,7 +218,7 @@ class _Child:
                     start_new_session=True,
                     env=env,
                     cwd="/" if as_user is not None else self.workdir,
-                    **identity,
+                    **run_as(as_user),
                 )
             except OSError as error:
                 raise _BootFailure(

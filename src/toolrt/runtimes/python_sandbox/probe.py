@@ -21,7 +21,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from . import confine as _confine
 from .bootstrap import CHILD_FILES as _CHILD_FILES
@@ -37,6 +37,7 @@ __all__ = [
     "probe_landlock",
     "probe_seccomp",
     "probe_userns",
+    "run_as",
 ]
 
 _T = TypeVar("_T")
@@ -58,23 +59,19 @@ def clear_cache() -> None:
     _cache.clear()
 
 
+def run_as(identity: tuple[int, int] | None) -> dict[str, Any]:
+    """``subprocess`` keyword arguments that start a child as ``identity`` (uid, gid) with no
+    supplementary groups (a root host only); none for ``None``."""
+    if identity is None:
+        return {}
+    return {"user": identity[0], "group": identity[1], "extra_groups": []}
+
+
 def _run(
     argv: Sequence[str], timeout: float = _TIMEOUT, as_user: tuple[int, int] | None = None
 ) -> subprocess.CompletedProcess[bytes]:
     """Run a probe child: empty environment, no stdin, no inherited fds, its own session; with
     ``as_user`` (root only), as that uid and gid with no supplementary groups."""
-    if as_user is None:
-        return subprocess.run(
-            list(argv),
-            env={},
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout,
-            close_fds=True,
-            start_new_session=True,
-            cwd="/",
-            check=False,
-        )
     return subprocess.run(
         list(argv),
         env={},
@@ -85,9 +82,7 @@ def _run(
         start_new_session=True,
         cwd="/",
         check=False,
-        user=as_user[0],
-        group=as_user[1],
-        extra_groups=[],
+        **run_as(as_user),
     )
 
 
