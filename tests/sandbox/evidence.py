@@ -349,7 +349,8 @@ class TreeWatcher:
         self.watch_keys = watch_keys
         self.watch_files = list(watch_files)
         self.violations: list[tuple[str, str]] = []
-        self._unobservable: set[str] = set()
+        self.unobservable: set[str] = set()
+        """What ``/proc`` did not let the host see, e.g. "fds" of a confined (non-dumpable) child."""
         self.seen: dict[int, _Seen] = {}
         self.program_pids: set[int] = set()
         self.workdirs: set[str] = set()
@@ -389,11 +390,6 @@ class TreeWatcher:
             self._stop.set()
             self._thread.join(5)
         self._sample()  # one last look
-
-    @property
-    def unobservable(self) -> set[str]:
-        """What ``/proc`` did not let the host see (a copy: the watcher keeps sampling)."""
-        return set(self._unobservable)
 
     def _violate(self, kind: str, message: str) -> None:
         if (kind, message) not in self.violations:
@@ -487,7 +483,7 @@ class TreeWatcher:
             except FileNotFoundError:
                 pass  # exited or a zombie: looked at again next tick if it is still there
             except OSError:
-                self._unobservable.add("work dirs")
+                self.unobservable.add("work dirs")
         python = comm.startswith("python")
         if not python and comm != "bwrap":
             self._violate("watcher-exec", f"foreign process {comm!r} (pid {pid}, parent {ppid}) was executed")
@@ -569,7 +565,7 @@ class TreeWatcher:
             except FileNotFoundError:
                 pass  # exited or a zombie (its cwd link is gone): not a gap in what we can see
             except OSError:
-                self._unobservable.add("work dir entries")
+                self.unobservable.add("work dir entries")
 
     def _sample_namespaces(self, pid: int, seen: _Seen) -> None:
         for kind in ("user", "mnt", "net", "pid_for_children", "ipc", "uts", "cgroup"):
@@ -578,7 +574,7 @@ class TreeWatcher:
             except FileNotFoundError:
                 continue
             except OSError:
-                self._unobservable.add("namespaces")
+                self.unobservable.add("namespaces")
                 return
             before = seen.ns.setdefault(kind, target)
             if before != target:
@@ -594,7 +590,7 @@ class TreeWatcher:
             # host: a real gap. A process not (yet) seen confined is refused only in passing (mid-exec,
             # or exiting once its memory is gone), and later or earlier samples see its fds.
             if seen.confined:
-                self._unobservable.add("fds")
+                self.unobservable.add("fds")
             return
         sockets = 0
         deleted = 0
