@@ -572,6 +572,26 @@ async def test_pool_children_run_exactly_one_program(backend: str) -> None:
         await rt.aclose()
 
 
+async def test_warm_children_preimport_asyncio_without_ssl(backend: str) -> None:
+    # A pooled child has asyncio ready (a gather program pays no import), but not ssl: the program
+    # has no network, and ssl's heap and libraries made every pooled child ~4 MB bigger. A program
+    # that imports ssl itself still gets it.
+    rt = make_runtime(backend, pool_size=1)
+    program = """
+        import sys
+        preloaded = sorted(name for name in ("asyncio", "ssl") if name in sys.modules)
+        import ssl
+        return [preloaded, ssl.__name__]
+    """
+    try:
+        await rt.warm()
+        result = await run(rt, program)
+        assert result.meta["warm"] is True
+        assert ok(result) == [["asyncio"], "ssl"]
+    finally:
+        await rt.aclose()
+
+
 async def test_warm_run_reports_isolation_achieved(backend: str) -> None:
     rt = make_runtime(backend, pool_size=1)
     try:
