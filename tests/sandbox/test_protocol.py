@@ -107,6 +107,9 @@ def test_log_size_counts_lone_surrogates() -> None:
         (b"\xff\xfe", "malformed frame"),
         (b'{"t":"done","ok":true,"value":NaN}', "malformed frame"),
         (b'{"t":"done","ok":true,"value":Infinity}', "malformed frame"),
+        (b'{"t":"log","text":"x"} {"t":"log","text":"y"}', "malformed frame (Extra data"),
+        (b'{"t":"log","text":"x"}\n', "malformed frame (Extra data"),
+        (b"", "malformed frame"),
         (b"[1, 2]", "not an object"),
         (b'{"ok": true}', 'no string "t"'),
         (b'{"t": "reply", "id": 1}', "unknown frame kind 'reply'"),
@@ -138,6 +141,13 @@ def test_ready_report_fields_are_checked() -> None:
     assert "enforcement" in violation({"t": "ready", "report": {**report, "enforcement": "total"}})
     assert "layers" in violation({"t": "ready", "report": {**report, "layers": [1]}})
     assert "layers" in violation({"t": "ready", "report": {**report, "layers": ["x"] * 65}})
+
+
+def test_brackets_inside_strings_are_not_nesting() -> None:
+    # The depth walk runs only for bodies with many brackets; those inside strings count toward
+    # running it, never toward the depth.
+    brackets_in_strings = b'{"t":"log","text":"' + b"[{" * 1000 + b'"}'
+    assert parse_child_frame(brackets_in_strings) == Log("[{" * 1000, 2000)
 
 
 def test_deeply_nested_frames_are_violations_not_crashes() -> None:
