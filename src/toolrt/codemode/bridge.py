@@ -34,14 +34,13 @@ import logging
 from collections import deque
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .._json import NotLosslessJsonError, snapshot_json, thaw
 from ..events import EventBus, message_of
 from ..execution import ToolExecution, ToolExecutionInput, ToolRunContext
-from ..pipeline import DispatchOutcome, Prepared
 from ..registry import RUN_CODE_NAME
-from ..results import ToolExecutionResult
+from ..results import ToolExecutionResult, ToolFailure, ToolSuccess
 from ..runtimes.base import CodeBindingNamespace, CodeErrorClass, CodeRunRequest, CodeRunResult
 from ..signal import AbortController
 
@@ -68,6 +67,10 @@ class CodeDispatchLogEntry:
     content: Any
 
 
+_Settled = tuple[Literal["post-result", "final-result"], ToolExecutionResult]
+"""A call's (kind, result) once settled: ``post-result`` goes through post-execute, the rest not."""
+
+
 class _Entry:
     __slots__ = ("call", "early", "exclusive", "execution", "flight", "future", "inline", "name")
 
@@ -78,8 +81,8 @@ class _Entry:
         self.exclusive = False
         self.inline = False
         self.execution: ToolExecution | None = None
-        self.flight: asyncio.Task[DispatchOutcome] | None = None
-        self.early: Prepared | None = None
+        self.flight: asyncio.Task[_Settled] | None = None
+        self.early: _Settled | None = None  # (kind, result): settled without a flight to wait for
 
     def settled(self) -> bool:
         """Ready for the driver to commit; an inline entry commits itself, never through the driver."""
@@ -211,22 +214,23 @@ class _Bridge:
                 _abandon(entry, signal)
                 return
             entry.exclusive = self.exclusive_active = self.runtime.execution_mode(entry.call) == "exclusive"
-            prepared = await self._prepare(entry)
-            if prepared.kind == "dispatch":
+            kind, result = await self._prepare(entry)
+            if kind == "dispatch":
+                assert entry.execution is not None
                 self.running += 1
                 self.inline_busy = False
                 if self.pending:
                     self._kick()  # queued calls may start beside this one (the pool allows it)
                 try:
-                    outcome = await self.stages.dispatch(prepared.execution)
+                    entry.early = await self.stages._dispatch(entry.execution)
                 finally:
                     self.running -= 1
                 self.inline_busy = True
                 while self.stepping:  # the driver is inside a prepare: commits never overlap it
                     await self._lane_free()
-                entry.early = Prepared(outcome.kind, prepared.execution, outcome.result)
             else:
-                entry.early = prepared
+                assert result is not None
+                entry.early = (kind, result)
             assert self.commits[0] is entry  # nothing commits past an uncommitted head
             self.commits.popleft()
             await self._commit(entry)
@@ -283,17 +287,23 @@ class _Bridge:
         return True
 
     async def _start(self, entry: _Entry) -> None:
-        prepared = await self._prepare(entry)
-        if prepared.kind == "dispatch":
-            flight = asyncio.ensure_future(self.stages.dispatch(prepared.execution))
+        kind, result = await self._prepare(entry)
+        if kind == "dispatch":
+            assert entry.execution is not None
+            flight = asyncio.ensure_future(self.stages._dispatch(entry.execution))
             self.running += 1
             flight.add_done_callback(self._landed)
             entry.flight = flight
         else:
-            entry.early = prepared
+            assert result is not None
+            entry.early = (kind, result)
 
-    async def _prepare(self, entry: _Entry) -> Prepared:
-        """Log the start (with a bound session) and run ``prepare``: policy, approval, guards."""
+    async def _prepare(
+        self, entry: _Entry
+    ) -> tuple[Literal["dispatch", "post-result", "final-result"], ToolExecutionResult | None]:
+        """Log the start (with a bound session), create the execution and run ``prepare`` (policy,
+        approval, guards) when it has work: the stages :meth:`Pipeline.execute` runs, in its order,
+        with the same shortcuts (a call with no policy to consult goes straight to dispatch)."""
         call = entry.call
         if self.sink is not None:
             from ..loop.session import code_dispatch_start_event
@@ -308,11 +318,16 @@ class _Bridge:
                     agent=_json_key(self.outer.agent),
                 )
             )
-        prepared = await self.stages.prepare(call)
-        entry.execution = prepared.execution
-        return prepared
+        stages = self.stages
+        execution, early = stages._create(call)
+        entry.execution = execution
+        if early is not None:
+            return "final-result", early
+        if not stages.needs_prepare(execution):
+            return "dispatch", None
+        return await stages._prepare(execution)
 
-    def _landed(self, flight: asyncio.Future[DispatchOutcome]) -> None:
+    def _landed(self, flight: asyncio.Future[_Settled]) -> None:
         self.running -= 1
         self.wake.set()
 
@@ -320,16 +335,12 @@ class _Bridge:
         execution = entry.execution
         assert execution is not None
         if entry.early is not None:
-            kind, result = entry.early.kind, entry.early.result
+            kind, result = entry.early
         else:
             assert entry.flight is not None
-            outcome = entry.flight.result()
-            kind, result = outcome.kind, outcome.result
-        assert result is not None
-        if kind == "post-result":
-            result = await self.stages.finalize(execution, result)
-        else:
-            result = self.stages.finish(execution, result)
+            kind, result = entry.flight.result()
+        committed = self.stages.commit(execution, kind, result)
+        result = committed if isinstance(committed, ToolSuccess | ToolFailure) else await committed
         for context in result.additional_contexts:
             self.outer.defer_context(context)
         if not result.is_error and result.concludes_turn:
