@@ -50,6 +50,7 @@ from typing import Any
 __all__ = [
     "Case",
     "CaseSummary",
+    "Paced",
     "RunOutcome",
     "Skip",
     "Stats",
@@ -71,6 +72,18 @@ Timed = Callable[[], object]
 
 class Skip(Exception):
     """Raised by a case's setup when it cannot run here (e.g. an optional extra is not installed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Paced:
+    """A timed callable whose every sample is preceded by ``before`` (awaited, not timed); for
+    samples that consume something (a pooled child, a started process) a sampler must replace."""
+
+    fn: Timed
+    before: Callable[[], Awaitable[None]]
+
+    def __call__(self) -> object:
+        return self.fn()
 
 
 # --- measuring one callable ----------------------------------------------------------------------------

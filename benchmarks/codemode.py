@@ -24,6 +24,13 @@ with one registered async tool ``add(a: int, b: int) -> int``, for B = ``bwrap``
 - ``per binding`` (derived): (``1000 calls`` − ``1000-iteration loop`` doing ``total += i + 1``) / 1000,
   both warm, from the per-run medians (the median of the per-run differences).
 
+Floors and parts (``_codemode_floors.py``): the standard-library floor of each toolrt case (its "vs
+floor" column) — N sequential call→reply frames between a child and an asyncio host; starting a bare
+``python -I -S`` and reaping it; a running child (asyncio imported) answering once, exiting and being
+reaped — and ``toolrt[B]/N-calls-raw``, the sandbox alone with a plain binding and no pipeline. The
+last block of the report splits one binding call into the floor, the sandbox and the pipeline, each
+derived as (1000-call − 100-call) / 900.
+
 Anchors, same programs (``add(a=i, b=1)`` keyword calls):
 
 - pydantic-monty: an ``AsyncMonty(min_processes=1, max_processes=1)`` pool entered once; each sample is
@@ -48,12 +55,13 @@ import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from _codemode_floors import FLOOR_CASES, per_call, raw_cases
 from _harness import (
     Case,
     CaseSummary,
+    Paced,
     Skip,
     Stats,
     Timed,
@@ -88,17 +96,6 @@ async def add(a: int, b: int) -> int:
 def _expect(condition: bool, message: str) -> None:
     if not condition:
         raise AssertionError(message)
-
-
-@dataclass(frozen=True, slots=True)
-class Paced:
-    """A timed callable whose every sample is preceded by ``before`` (awaited, not timed)."""
-
-    fn: Timed
-    before: Callable[[], Awaitable[None]]
-
-    def __call__(self) -> object:
-        return self.fn()
 
 
 # --- toolrt ------------------------------------------------------------------------------------------------
@@ -158,25 +155,32 @@ def _toolrt_cases(backend: str) -> list[Case]:
     group = f"toolrt[{backend}]"
     return [
         Case(
-            f"{group}/trivial-warm", "run_code `return 1`, warm pool", setup(True, "return 1", None, 1), group
+            f"{group}/trivial-warm",
+            "run_code `return 1`, warm pool",
+            setup(True, "return 1", None, 1),
+            group,
+            floor="floor/warm-exit",
         ),
         Case(
             f"{group}/trivial-cold",
             "run_code `return 1`, pool_size=0",
             setup(False, "return 1", None, 1),
             group,
+            floor="floor/spawn-exit",
         ),
         Case(
             f"{group}/100-calls-warm",
             "run_code 100 sequential `await tools.add`, warm",
             setup(True, PROGRAM_CALLS.format(n=100), "5050"),
             group,
+            floor="floor/100-round-trips",
         ),
         Case(
             f"{group}/1000-calls-warm",
             "run_code 1000 sequential `await tools.add`, warm",
             setup(True, PROGRAM_CALLS.format(n=1000), "500500"),
             group,
+            floor="floor/1000-round-trips",
         ),
         Case(
             f"{group}/1000-loop-warm",
@@ -184,6 +188,7 @@ def _toolrt_cases(backend: str) -> list[Case]:
             setup(True, PROGRAM_LOOP.format(n=1000), "500500"),
             group,
         ),
+        *raw_cases(backend),
     ]
 
 
@@ -274,7 +279,7 @@ ANCHOR_CASES = [
     ),
 ]
 
-CASES = [case for backend in BACKENDS for case in _toolrt_cases(backend)] + ANCHOR_CASES
+CASES = [*FLOOR_CASES, *(case for backend in BACKENDS for case in _toolrt_cases(backend)), *ANCHOR_CASES]
 
 
 # --- the child: paced sampling ------------------------------------------------------------------------------
@@ -433,8 +438,36 @@ def verdicts(summaries: Mapping[str, CaseSummary]) -> str:
         text, _ = cell(name)
         if text != "—":
             lines.append(f"- {name}: {text}.")
+    lines.extend(["", *_decomposition(summaries), ""])
     lines.extend(_isolation_lines())
     return "\n".join(lines)
+
+
+def _decomposition(summaries: Mapping[str, CaseSummary]) -> list[str]:
+    """One binding call, every family derived the same way: (1000-call − 100-call) / 900."""
+    floor = per_call(summaries, "floor/100-round-trips", "floor/1000-round-trips")
+
+    def shown(value: float | None) -> str:
+        if value is None:
+            return "—"
+        ratio = f" ({value / floor:.2f}× floor)" if floor else ""
+        return format_duration(value) + ratio
+
+    lines = [
+        "One binding call, (1000-call − 100-call) / 900 for every family:",
+        "",
+        f"- stdlib floor (asyncio host answering a child's frames): {shown(floor)}",
+    ]
+    for backend in BACKENDS:
+        group = f"toolrt[{backend}]"
+        raw = per_call(summaries, f"{group}/100-calls-raw", f"{group}/1000-calls-raw")
+        full = per_call(summaries, f"{group}/100-calls-warm", f"{group}/1000-calls-warm")
+        pipeline = f"; the pipeline's share {format_duration(full - raw)}" if full and raw else ""
+        lines.append(f"- {group}: sandbox only {shown(raw)}; through run_code {shown(full)}{pipeline}")
+    monty = per_call(summaries, "monty/100-calls-warm", "monty/1000-calls-warm")
+    if monty is not None:
+        lines.append(f"- monty: {shown(monty)}")
+    return lines
 
 
 if __name__ == "__main__":
