@@ -115,6 +115,7 @@ async def run_program(
 
 class _Bridge:
     def __init__(self, runtime: ToolRuntime, outer: ToolRunContext) -> None:
+        self.loop = asyncio.get_running_loop()  # per-call futures and tasks: no lookup each time
         self.runtime = runtime
         self.stages = runtime.stages
         self.outer = outer
@@ -146,7 +147,7 @@ class _Bridge:
         wait for it without a task of its own (the sandbox host adds a done-callback instead)."""
 
         def call(arguments: Any) -> asyncio.Future[Any]:
-            answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            answer: asyncio.Future[Any] = self.loop.create_future()
             signal = self.controller.signal
             if signal.aborted:
                 answer.set_exception(
@@ -204,7 +205,7 @@ class _Bridge:
         entry.inline = True
         self.inline_busy = True  # held from now: a call arriving before the task starts must queue
         self.commits.append(entry)
-        self.inline_task = asyncio.ensure_future(self._inline(entry))
+        self.inline_task = self.loop.create_task(self._inline(entry))
 
     async def _inline(self, entry: _Entry) -> None:
         signal = self.controller.signal
@@ -290,7 +291,7 @@ class _Bridge:
         kind, result = await self._prepare(entry)
         if kind == "dispatch":
             assert entry.execution is not None
-            flight = asyncio.ensure_future(self.stages._dispatch(entry.execution))
+            flight = self.loop.create_task(self.stages._dispatch(entry.execution))
             self.running += 1
             flight.add_done_callback(self._landed)
             entry.flight = flight
