@@ -23,6 +23,7 @@ import pytest
 
 from toolrt.runtimes.base import (
     NO_VALUE,
+    BindingAnswer,
     CodeBindingNamespace,
     CodeErrorClass,
     CodeRunLimits,
@@ -335,6 +336,87 @@ async def test_binding_calls_in_flight_are_cancelled_when_the_run_ends(runtime: 
     )
     assert ok(await run(runtime, program, tools(forever=forever))) == 1
     assert cancelled.is_set()
+
+
+async def test_bindings_answering_with_a_binding_answer(runtime: PythonSandboxRuntime) -> None:
+    # The Code Mode bridge's kind of answer: the reply goes out from inside its resolution. It may
+    # be settled later, with a failure, or never (cancelled when the run ends, freeing its slot).
+    loop = asyncio.get_running_loop()
+    unsettled: list[BindingAnswer] = []
+
+    def later(args: Any) -> BindingAnswer:
+        answer = BindingAnswer(loop=loop)
+        loop.call_later(0.01, answer.set_result, {"later": args["x"]})
+        return answer
+
+    def refused(args: Any) -> BindingAnswer:
+        answer = BindingAnswer(loop=loop)
+        answer.set_exception(RuntimeError("refused at once"))
+        return answer
+
+    def never(args: Any) -> BindingAnswer:
+        answer = BindingAnswer(loop=loop)
+        unsettled.append(answer)
+        return answer
+
+    program = """
+        import asyncio
+        values = [await tools.later({"x": i}) for i in range(3)]
+        try:
+            await tools.refused({})
+        except ToolCallError as error:
+            values.append(str(error))
+        asyncio.ensure_future(tools.never({}))
+        await asyncio.sleep(0.05)
+        return values
+    """
+    bindings = tools(later=later, refused=refused, never=never)
+    assert ok(await run(runtime, program, bindings)) == [
+        {"later": 0},
+        {"later": 1},
+        {"later": 2},
+        "refused at once",
+    ]
+    assert len(unsettled) == 1 and unsettled[0].cancelled()
+
+
+async def test_a_binding_answer_is_replied_to_from_inside_its_resolution(
+    backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The point of a BindingAnswer: the reply frame is written while set_result runs, not one
+    # event-loop turn later from a done-callback.
+    from toolrt.runtimes.python_sandbox import child as child_module
+
+    loop = asyncio.get_running_loop()
+    resolving = [False]
+    sent_while_resolving: list[bool] = []
+    send = child_module._Child.send
+
+    def observed_send(self: Any, payload: dict[str, Any]) -> None:
+        if payload.get("t") == "reply":
+            sent_while_resolving.append(resolving[0])
+        send(self, payload)
+
+    def resolve(answer: BindingAnswer, value: Any) -> None:
+        resolving[0] = True
+        try:
+            answer.set_result(value)
+        finally:
+            resolving[0] = False
+
+    def later(args: Any) -> BindingAnswer:
+        answer = BindingAnswer(loop=loop)
+        loop.call_soon(resolve, answer, args["x"])
+        return answer
+
+    monkeypatch.setattr(child_module._Child, "send", observed_send)
+    rt = make_runtime(backend)
+    try:
+        program = "return [await tools.later({'x': i}) for i in range(3)]"
+        assert ok(await run(rt, program, tools(later=later))) == [0, 1, 2]
+    finally:
+        await rt.aclose()
+    assert sent_while_resolving == [True, True, True]
 
 
 # --- limits -----------------------------------------------------------------------------------------

@@ -41,7 +41,13 @@ from ..events import EventBus, message_of
 from ..execution import ToolExecution, ToolExecutionInput, ToolRunContext
 from ..registry import RUN_CODE_NAME
 from ..results import ToolExecutionResult, ToolFailure, ToolSuccess
-from ..runtimes.base import CodeBindingNamespace, CodeErrorClass, CodeRunRequest, CodeRunResult
+from ..runtimes.base import (
+    BindingAnswer,
+    CodeBindingNamespace,
+    CodeErrorClass,
+    CodeRunRequest,
+    CodeRunResult,
+)
 from ..signal import AbortController
 
 if TYPE_CHECKING:
@@ -142,12 +148,13 @@ class _Bridge:
 
     # --- the program side ----------------------------------------------------------------------
 
-    def binding(self, name: str) -> Callable[[Any], asyncio.Future[Any]]:
-        """The program's ``tools.<name>``: answers with a future, not a coroutine, so a runtime can
-        wait for it without a task of its own (the sandbox host adds a done-callback instead)."""
+    def binding(self, name: str) -> Callable[[Any], BindingAnswer]:
+        """The program's ``tools.<name>``: answers with a :class:`BindingAnswer`, not a coroutine, so
+        a runtime can wait for it without a task of its own and learn of the answer the moment it
+        is set (the sandbox host replies from :meth:`BindingAnswer.when_settled`)."""
 
-        def call(arguments: Any) -> asyncio.Future[Any]:
-            answer: asyncio.Future[Any] = self.loop.create_future()
+        def call(arguments: Any) -> BindingAnswer:
+            answer = BindingAnswer(loop=self.loop)
             signal = self.controller.signal
             if signal.aborted:
                 answer.set_exception(

@@ -17,6 +17,7 @@ No state survives between runs; :meth:`CodeRuntime.aclose` ends runs in flight.
 
 from __future__ import annotations
 
+import asyncio
 import keyword
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -30,6 +31,7 @@ __all__ = [
     "PORTABLE_RESERVED_WORDS",
     "RESERVED_BINDING_GLOBALS",
     "RESERVED_MEMBER_NAME_PROPERTIES",
+    "BindingAnswer",
     "BindingFunction",
     "CodeBindingNamespace",
     "CodeErrorClass",
@@ -74,8 +76,59 @@ NO_VALUE: Final = _NoValue()
 
 BindingFunction: TypeAlias = Callable[[Any], Awaitable[Any]]
 """A host function a program calls: lossless JSON arguments in, lossless JSON out. It returns any
-awaitable: a coroutine, or (as the Code Mode bridge does) an ``asyncio.Future`` a runtime can wait on
-with a done-callback instead of a task. Calling it must not block; its failure is the awaitable's."""
+awaitable: a coroutine, an ``asyncio.Future`` a runtime can wait on with a done-callback instead of a
+task, or (as the Code Mode bridge does) a :class:`BindingAnswer`. Calling it must not block; its
+failure is the awaitable's."""
+
+
+class BindingAnswer(asyncio.Future[Any]):
+    """A future a binding answers with, which also tells one listener the moment it is settled.
+
+    Why: a future's done-callbacks run one event-loop turn after it is resolved. A runtime that
+    forwards each answer to a program in another process (the sandbox) would pay that turn on every
+    binding call; with :meth:`when_settled` it sends the reply from inside the resolution instead.
+    Awaiting it, and ``add_done_callback``, work as for any future.
+
+    The listener runs once, synchronously, after ``set_result``, ``set_exception`` or a successful
+    ``cancel``; an exception it raises goes to the loop's exception handler, never to whoever
+    resolved the answer.
+    """
+
+    _listener: Callable[[BindingAnswer], object] | None = None
+
+    def when_settled(self, listener: Callable[[BindingAnswer], object]) -> None:
+        """Call ``listener(self)`` as soon as this answer is settled (now, if it already is)."""
+        if self.done():
+            self._tell(listener)
+        else:
+            self._listener = listener
+
+    def set_result(self, result: Any, /) -> None:
+        super().set_result(result)
+        self._settled()
+
+    def set_exception(self, exception: type | BaseException, /) -> None:
+        super().set_exception(exception)
+        self._settled()
+
+    def cancel(self, msg: Any | None = None) -> bool:
+        cancelled = super().cancel(msg)
+        if cancelled:
+            self._settled()
+        return cancelled
+
+    def _settled(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            self._tell(listener)
+
+    def _tell(self, listener: Callable[[BindingAnswer], object]) -> None:
+        try:
+            listener(self)
+        except Exception as error:
+            self.get_loop().call_exception_handler(
+                {"message": "BindingAnswer listener failed", "exception": error, "future": self}
+            )
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from ..._json import NotLosslessJsonError, snapshot_json
 from ..base import (
     NO_VALUE,
+    BindingAnswer,
     CodeBindingNamespace,
     CodeRunError,
     CodeRunErrorKind,
@@ -227,10 +228,15 @@ class _Run:
             self._answer(child, _error_reply(frame.id, _message_of(error)))
             return
         if isinstance(awaitable, asyncio.Future):
-            # A binding that answers with a future (the Code Mode bridge does) needs no task: the
-            # reply goes out from its done-callback, one event-loop step sooner.
+            # A binding that answers with a future needs no task: the reply goes out from its
+            # done-callback, or, for a BindingAnswer (the Code Mode bridge's), from inside its
+            # resolution, one event-loop turn sooner still.
             self.answers.add(awaitable)
-            awaitable.add_done_callback(functools.partial(self._answered, child, frame.id))
+            answered = functools.partial(self._answered, child, frame.id)
+            if isinstance(awaitable, BindingAnswer):
+                awaitable.when_settled(answered)
+            else:
+                awaitable.add_done_callback(answered)
             return
         task = asyncio.ensure_future(self._serve(child, frame.id, awaitable))
         self.calls.add(task)
