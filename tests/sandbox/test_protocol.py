@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from toolrt._json import is_lossless_json
+from toolrt._json import is_lossless_json, snapshot_json
 from toolrt.runtimes.python_sandbox import bootstrap
 from toolrt.runtimes.python_sandbox.protocol import (
     MAX_JSON_DEPTH,
@@ -57,6 +57,13 @@ def test_encode_frame_is_length_prefixed_compact_ascii_json() -> None:
     (length,) = struct.unpack(">I", data[:4])
     assert length == len(data) - 4
     assert data[4:] == b'{"t":"reply","id":1,"ok":true,"value":"\\u00e9"}'
+
+
+def test_encode_frame_writes_snapshots_as_plain_json() -> None:
+    # Replies carry the pipeline's deep-immutable snapshots; they encode like the plain values.
+    value = snapshot_json({"a": [1, {"b": 2.5, "c": None}], "s": "x", "t": True})
+    data = encode_frame({"t": "reply", "id": 2, "ok": True, "value": value})
+    assert data[4:] == b'{"t":"reply","id":2,"ok":true,"value":{"a":[1,{"b":2.5,"c":null}],"s":"x","t":true}}'
 
 
 def test_encode_frame_refuses_nan() -> None:
