@@ -527,11 +527,43 @@ async def test_the_disk_quota_is_polled_off_the_event_loop(monkeypatch: pytest.M
     monkeypatch.setattr(run_module, "_dir_usage", spy)
     rt = make_runtime("landlock", disk_bytes=1 << 20)
     try:
-        result = await run(rt, "open('big', 'wb').write(b'x' * (2 << 20))\nimport time\ntime.sleep(10)")
+        # Files under the per-file limit (RLIMIT_FSIZE = the quota), so only the poll can catch them.
+        program = """
+            for i in range(3):
+                open(f'f{i}', 'wb').write(b'x' * (600 << 10))
+            import time
+            time.sleep(10)
+        """
+        result = await run(rt, program)
         assert result.error is not None and result.error.kind == "disk-limit"
     finally:
         await rt.aclose()
     assert threads and threading.get_ident() not in threads
+
+
+async def test_a_short_run_never_polls_the_disk(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The watchdog's first look is one period into the run: a run that ends sooner pays no worker
+    # thread hand-off (its work dir was empty when it started).
+    if "landlock" not in BACKENDS:
+        pytest.skip("only the landlock backend polls the work dir (bwrap's tmpfs is size-capped)")
+    from toolrt.runtimes.python_sandbox import run as run_module
+
+    polls: list[str] = []
+    real = run_module._dir_usage
+
+    def spy(path: str, max_entries: int) -> tuple[int, int]:
+        polls.append(path)
+        return real(path, max_entries)
+
+    monkeypatch.setattr(run_module, "_dir_usage", spy)
+    rt = make_runtime("landlock")
+    try:
+        assert ok(await run(rt, "return 1")) == 1
+        assert polls == []
+        slow = await run(rt, f"import time\ntime.sleep({run_module._WATCH_SECONDS * 3})\nreturn 2")
+        assert ok(slow) == 2 and polls
+    finally:
+        await rt.aclose()
 
 
 async def test_request_limits_override_runtime_limits(backend: str) -> None:

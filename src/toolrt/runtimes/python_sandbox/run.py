@@ -407,7 +407,12 @@ class _Run:
         poll_disk = self.plan.backend != "bwrap"
         budget = self.limits.cpu
         ticks = 0
-        while self.outcome is None:
+        while True:
+            # The first look is one period in: when the program starts its work dir is empty and it
+            # has used no CPU, and a short run is spared a worker-thread hand-off and /proc reads.
+            await asyncio.sleep(_WATCH_SECONDS)
+            if self.outcome is not None:
+                return
             if poll_disk:
                 # On a thread: walking up to 10,000 entries takes milliseconds, and every other run
                 # and tool call shares this event loop.
@@ -423,7 +428,6 @@ class _Run:
                         self.fail("cpu-limit", f"CPU budget exhausted ({budget:g}s)")
                         return
             ticks += 1
-            await asyncio.sleep(_WATCH_SECONDS)
 
     async def _settle_tasks(self) -> None:
         pending: list[asyncio.Future[Any]] = [*self.calls, *self.answers, *self.helpers]
