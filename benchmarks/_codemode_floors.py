@@ -32,12 +32,12 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from _harness import Case, CaseSummary, Paced, Timed
+from _harness import Case, Paced, Timed
 
-__all__ = ["FLOOR_CASES", "per_call", "raw_cases"]
+__all__ = ["FLOOR_CASES", "raw_cases"]
 
 _HEADER_BYTES = 4
 
@@ -252,14 +252,6 @@ def raw_cases(backend: str) -> list[Case]:
         )
         for n in (100, 1000)
     ]
-
-
-def per_call(summaries: Mapping[str, CaseSummary], short: str, long: str) -> float | None:
-    """``(long − short) / 900`` from the medians of per-run medians, in ns (None if either failed)."""
-    a, b = summaries.get(short), summaries.get(long)
-    if a is None or b is None or not a.ok or not b.ok:
-        return None
-    return (b.median_ns - a.median_ns) / 900
 
 
 FLOOR_CASES = [

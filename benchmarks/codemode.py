@@ -57,7 +57,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from _codemode_floors import FLOOR_CASES, per_call, raw_cases
+from _codemode_floors import FLOOR_CASES, raw_cases
 from _harness import (
     Case,
     CaseSummary,
@@ -444,8 +444,14 @@ def verdicts(summaries: Mapping[str, CaseSummary]) -> str:
 
 
 def _decomposition(summaries: Mapping[str, CaseSummary]) -> list[str]:
-    """One binding call, every family derived the same way: (1000-call − 100-call) / 900."""
-    floor = per_call(summaries, "floor/100-round-trips", "floor/1000-round-trips")
+    """One binding call, every family derived the same way: (1000-call − 100-call) / 900, as the
+    median of the per-run differences (like the per-binding row of the targets)."""
+
+    def per_call(short: str, long: str) -> float | None:
+        derived = _derived(summaries, long, short, 900)
+        return None if derived is None else derived[0]
+
+    floor = per_call("floor/100-round-trips", "floor/1000-round-trips")
 
     def shown(value: float | None) -> str:
         if value is None:
@@ -460,11 +466,11 @@ def _decomposition(summaries: Mapping[str, CaseSummary]) -> list[str]:
     ]
     for backend in BACKENDS:
         group = f"toolrt[{backend}]"
-        raw = per_call(summaries, f"{group}/100-calls-raw", f"{group}/1000-calls-raw")
-        full = per_call(summaries, f"{group}/100-calls-warm", f"{group}/1000-calls-warm")
+        raw = per_call(f"{group}/100-calls-raw", f"{group}/1000-calls-raw")
+        full = per_call(f"{group}/100-calls-warm", f"{group}/1000-calls-warm")
         pipeline = f"; the pipeline's share {format_duration(full - raw)}" if full and raw else ""
         lines.append(f"- {group}: sandbox only {shown(raw)}; through run_code {shown(full)}{pipeline}")
-    monty = per_call(summaries, "monty/100-calls-warm", "monty/1000-calls-warm")
+    monty = per_call("monty/100-calls-warm", "monty/1000-calls-warm")
     if monty is not None:
         lines.append(f"- monty: {shown(monty)}")
     return lines
