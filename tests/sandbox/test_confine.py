@@ -43,6 +43,14 @@ IS_ROOT = os.geteuid() == 0
 SETPRIV = shutil.which("setpriv")
 RUNUSER = shutil.which("runuser")
 HOST_ABI = confine.landlock_abi()
+# Where a child started as uid 65534 loads the confinement modules: the package itself, or, for a
+# checkout under a directory that uid cannot enter (a clone in /root or in a mode-0700 temporary
+# folder), the copy the runtime stages for such children (probe.drop_readable_bootstrap).
+CHILD_DIR = (
+    os.path.dirname(probe.drop_readable_bootstrap(os.path.join(SANDBOX_DIR, "bootstrap.py"), NOBODY, NOBODY))
+    if IS_ROOT
+    else SANDBOX_DIR
+)
 ARCH = confine.seccomp_arch()
 
 needs_kernel = pytest.mark.skipif(
@@ -218,7 +226,7 @@ def run_child(
 ) -> Run:
     python = child_python()
     assert python is not None
-    code = prelude.format(sandbox_dir=SANDBOX_DIR, work=str(box.work), extra=extra or {})
+    code = prelude.format(sandbox_dir=CHILD_DIR, work=str(box.work), extra=extra or {})
     code += "\n" + textwrap.dedent(body)
     argv = [python, "-I", "-S", "-c", code]
     if mode == "user":
@@ -1055,14 +1063,14 @@ def test_confine_works_inside_bubblewrap_without_proc(box: Box) -> None:
     python = "/usr/bin/python3"
     if not _works(python) or not os.path.realpath(python).startswith("/usr/"):
         pytest.skip("needs a /usr interpreter to bind into the sandbox")
-    code = PRELUDE.format(sandbox_dir=SANDBOX_DIR, work="/wd", extra={}) + textwrap.dedent(
+    code = PRELUDE.format(sandbox_dir=CHILD_DIR, work="/wd", extra={}) + textwrap.dedent(
         """
         attempt("write", lambda: open("/wd/x", "w").write("ok"))
         attempt("read_src", lambda: open(confine.__file__).read(10))
         attempt("threads", lambda: __import__("threading").Thread(target=print).start())
         """
     )
-    binds = ["--ro-bind", "/usr", "/usr", "--ro-bind", SANDBOX_DIR, SANDBOX_DIR]
+    binds = ["--ro-bind", "/usr", "/usr", "--ro-bind", CHILD_DIR, CHILD_DIR]
     for path in ("/bin", "/lib", "/lib64"):
         if os.path.islink(path):
             binds += ["--symlink", os.readlink(path), path]
