@@ -34,7 +34,7 @@ from .backends import _SANDBOX_WORKDIR, _bwrap_args, _Plan
 from .child_channel import _BootListener, _ChannelProtocol, _Listener, _NullListener, _PipeProtocol
 from .confine import inaccessible_path
 from .limits import _BootSpec, _tree_cpu
-from .probe import run_as
+from .probe_runner import run_as
 from .protocol import FrameDecoder, Ready, encode_frame
 from .workdir import _remove_tree, remove_tree
 

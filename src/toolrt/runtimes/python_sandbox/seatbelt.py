@@ -37,7 +37,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .confine_grants import default_read_paths, python_library_files
-from .probe import _cached, _run, _tail
+from .probe_runner import _cached, _run, _tail
 
 __all__ = [
     "SANDBOX_EXEC",
