@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from machine import PROBES, confined_backends
 
 from toolrt.runtimes.base import (
     NO_VALUE,
@@ -32,17 +33,11 @@ from toolrt.runtimes.base import (
     CodeRuntime,
 )
 from toolrt.runtimes.python_sandbox import ProbeResults, PythonSandboxRuntime
-from toolrt.runtimes.python_sandbox.host import probe_host
 from toolrt.signal import AbortController
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the Python sandbox is Linux-only")
 
-PROBES = probe_host() if sys.platform == "linux" else None
-BACKENDS: list[str] = []
-if PROBES is not None and PROBES.bwrap_works and PROBES.bwrap_disable_userns:
-    BACKENDS.append("bwrap")
-if PROBES is not None and PROBES.landlock_abi is not None and PROBES.seccomp:
-    BACKENDS.append("landlock")
+BACKENDS = confined_backends()
 CONFINED = bool(BACKENDS)
 if not BACKENDS:
     BACKENDS.append("unconfined")  # still real children, with the explicit opt-in

@@ -1,17 +1,20 @@
 """The sandbox child: boot, confine, report, run ONE program, report, exit.
 
-Run as ``<python> -I -S -X utf8 bootstrap.py <fd>`` with an empty environment (plus
-``MALLOC_ARENA_MAX=1``). Standard library only, and no ``toolrt`` import: the child must not read the
-host's site-packages. The child's other modules are loaded from this file's directory by path,
-before anything untrusted runs: its own parts at start-up, ``confine.py`` and its layer modules
-once the boot frame asks for confinement. This module is the run loop; the parts are
+Run as ``<python> -I -S -X utf8 bootstrap.py <fd> [<table>]`` with an empty environment (plus
+``MALLOC_ARENA_MAX=1``); ``<table>`` is the host's file of precompiled code for the modules below
+(``child_code`` on the host side), read before anything else happens. Standard library only, and no
+``toolrt`` import: the child must not read the host's site-packages. The child's other modules are
+loaded from this file's directory by path, before anything untrusted runs: its own parts at
+start-up, ``confine.py`` and its layer modules once the boot frame asks for confinement. This module
+is the run loop; the parts are
 
 - :mod:`bootstrap_wire`: the channel (lossless JSON without importing ``json``, framing);
 - :mod:`bootstrap_program`: compiling the program, and its failures as tracebacks of its own frames;
 - :mod:`bootstrap_io`: what the program sees of the host (log output, binding calls, the drivers);
 - :mod:`confine`: the kernel confinement, with its layer modules.
 
-Order of events (never changes): move the channel to fd 3 → if PID 1, fork and reap → read the boot
+Order of events (never changes): read the host's table of precompiled code → load the boot
+modules → move the channel to fd 3 → if PID 1, fork and reap → read the boot
 frame → pre-import (warm children) → confine (rlimits, uid drop, no_new_privs, Landlock, seccomp) →
 send ``ready`` with the enforcement report → wait for the program → compile and run it → send
 exactly one ``done`` → ``os._exit``. The program runs as the body of ``async def __dsh_main__()``;
@@ -47,16 +50,48 @@ CHILD_FILES = (
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+_PRECOMPILED: dict[str, Any] = {}
+"""The host's code for this directory's modules, by file name (see :func:`_precompiled`)."""
+
+
 def _load_by_path(name: str, path: str) -> Any:
-    """Run ``path`` as module ``name`` (registered first, so later modules import it by that name).
-    Compiled from source, never from ``__pycache__``, and without touching ``sys.path``."""
+    """Run ``path`` as module ``name`` (registered first, so later modules import it by that name),
+    without touching ``sys.path``: from the host's precompiled code when it came with this child,
+    else compiled from source; never from ``__pycache__``."""
     module = type(sys)(name)
     module.__file__ = path
     sys.modules[name] = module
-    with open(path, "rb") as handle:
-        source = handle.read()
-    exec(compile(source, path, "exec", dont_inherit=True), module.__dict__)
+    code = _PRECOMPILED.pop(os.path.basename(path), None)
+    if type(code) is not type(_load_by_path.__code__):
+        with open(path, "rb") as handle:
+            source = handle.read()
+        code = compile(source, path, "exec", dont_inherit=True)
+    exec(code, module.__dict__)
     return module
+
+
+def _precompiled(argv: list[str]) -> dict[str, Any]:
+    """The host's table of precompiled code (``argv[2]``, see the host's ``child_code``) as
+    ``{file name: code}`` when its magic number is this interpreter's, else nothing (the modules
+    are then compiled from source). Never raises: a missing or unreadable table only costs time."""
+    if len(argv) < 3:
+        return {}
+    try:
+        with open(argv[2], "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return {}
+    bootstrap_external = sys.modules.get("_frozen_importlib_external")
+    magic = getattr(bootstrap_external, "MAGIC_NUMBER", None)
+    if type(magic) is not bytes or data[: len(magic)] != magic:
+        return {}
+    import marshal
+
+    try:
+        table = marshal.loads(data[len(magic) :])
+    except (EOFError, ValueError, TypeError):
+        return {}
+    return table if type(table) is dict else {}
 
 
 try:  # imported as toolrt.runtimes.python_sandbox.bootstrap (the host's tests)
@@ -72,6 +107,7 @@ try:  # imported as toolrt.runtimes.python_sandbox.bootstrap (the host's tests)
     )
     from .bootstrap_wire import CHANNEL_FD, MAX_JSON_DEPTH, Channel, NotLossless, dumps, loads, quote
 except ImportError:  # the child's script: ``-I`` keeps this directory off sys.path, so load by path
+    _PRECOMPILED.update(_precompiled(sys.argv))
     for _name in _BOOT_MODULES:
         _load_by_path(_name, os.path.join(_HERE, _name + ".py"))
     from bootstrap_io import (  # type: ignore[no-redef,import-not-found]
@@ -284,6 +320,7 @@ def main() -> None:
     try:
         _preimport(boot.get("preimport", ()))
         report = _confine(boot)
+        _PRECOMPILED.clear()  # what the boot did not load (an unconfined child's confine modules)
     except BaseException as error:
         state.chan.send({"t": "boot-failed", "message": f"{type(error).__name__}: {error}"})
         os._exit(3)

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..base import CodeRunError, IsolationReport
 from . import child_channel as _channel
-from . import seatbelt
+from . import child_code, seatbelt
 from .backends import _SANDBOX_WORKDIR, _bwrap_args, _Plan
 from .child_channel import _BootListener, _ChannelProtocol, _Listener, _NullListener, _PipeProtocol
 from .confine import inaccessible_path
@@ -119,8 +119,10 @@ class _Child:
 
     # -- spawning -------------------------------------------------------------------------------
 
-    def _argv(self, child_fd: int, read_paths: Sequence[str]) -> list[str]:
+    def _argv(self, child_fd: int, read_paths: Sequence[str], code_table: str | None = None) -> list[str]:
         python = [self.python, "-I", "-S", "-X", "utf8", self.bootstrap, str(child_fd)]
+        if code_table is not None:
+            python.append(code_table)
         plan = self.plan
         if plan.backend == "sandbox-exec":
             return self._seatbelt_argv(python, read_paths)
@@ -130,6 +132,8 @@ class _Child:
         if plan.bwrap_as is not None and os.geteuid() == 0:
             read_paths = self._readable_by(plan.bwrap_as, read_paths)
         args = _bwrap_args(self.python, self.bootstrap, self.disk_bytes, read_paths)
+        if code_table is not None:
+            args[:0] = ["--ro-bind", code_table, code_table]  # for the boot; Landlock leaves it out
         return [plan.bwrap_path, *args, "--", *python]
 
     def _seatbelt_argv(self, python: list[str], read_paths: Sequence[str]) -> list[str]:
@@ -201,6 +205,7 @@ class _Child:
         self.workdir = tempfile.mkdtemp(prefix="toolrt-run-")
         if self.plan.drop_to is not None and os.geteuid() == 0:
             os.chown(self.workdir, *self.plan.drop_to)
+        code_table = await _code_table(self.bootstrap)
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             env = {} if self.plan.backend == "bwrap" else {"MALLOC_ARENA_MAX": "1"}
@@ -209,7 +214,7 @@ class _Child:
             as_user = self.plan.bwrap_as if os.geteuid() == 0 else None
             try:
                 self.proc = subprocess.Popen(
-                    self._argv(child.fileno(), read_paths),
+                    self._argv(child.fileno(), read_paths, code_table),
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
@@ -386,6 +391,19 @@ class _Child:
                     pipe.close()
         if self.workdir:
             await _remove_tree(self.workdir)
+
+
+async def _code_table(bootstrap: str) -> str | None:
+    """The file of the child modules' precompiled code for ``bootstrap``'s directory
+    (:mod:`.child_code`), or ``None`` (the child compiles them itself). Compiling runs on a worker
+    thread, the first time and after a source changed; otherwise this is a few ``stat`` calls."""
+    if not child_code.AVAILABLE:
+        return None
+    directory = os.path.dirname(os.path.abspath(bootstrap))
+    table = child_code.fresh_code_table(directory)
+    if table is None:
+        table = await asyncio.to_thread(child_code.code_table, directory)
+    return table
 
 
 def _abandon_child(child: _Child) -> None:

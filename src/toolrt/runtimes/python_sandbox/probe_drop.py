@@ -21,7 +21,7 @@ from . import confine as _confine
 from .bootstrap import CHILD_FILES as _CHILD_FILES
 from .probe_runner import _cached, _run, _tail
 
-__all__ = ["drop_interpreter", "drop_readable_bootstrap", "drop_target_problem"]
+__all__ = ["drop_interpreter", "drop_readable_bootstrap", "drop_target_problem", "staging_dir"]
 
 
 # ---- uid drop -------------------------------------------------------------------------------------
@@ -164,6 +164,19 @@ def _remove_at_exit(path: str) -> None:
     atexit.register(remove)
 
 
+def staging_dir(prefix: str, uid: int = 65534, gid: int = 65534) -> str:
+    """A new directory for files the host hands to its children: in the temporary directory (or
+    ``/tmp`` when ``uid:gid`` cannot reach that), mode 0755 and owned by the host, so a child can
+    read but not change what is in it; removed when this process exits. Raises ``OSError``."""
+    parent = tempfile.gettempdir()
+    if _confine.inaccessible_path(uid, gid, [parent]) is not None:
+        parent = "/tmp"
+    staged = tempfile.mkdtemp(prefix=prefix, dir=parent)
+    _remove_at_exit(staged)
+    os.chmod(staged, 0o755)
+    return staged
+
+
 def drop_readable_bootstrap(bootstrap: str, uid: int = 65534, gid: int = 65534) -> str:
     """The bootstrap a child that drops to ``uid:gid`` should run: ``bootstrap`` itself when it and
     the child's other modules beside it (``bootstrap.CHILD_FILES``; the package's copy of any that
@@ -183,16 +196,11 @@ def drop_readable_bootstrap(bootstrap: str, uid: int = 65534, gid: int = 65534) 
         try:
             if _readable_by(uid, gid, sources):
                 return bootstrap
-            parent = tempfile.gettempdir()
-            if _confine.inaccessible_path(uid, gid, [parent]) is not None:
-                parent = "/tmp"
-            staged = tempfile.mkdtemp(prefix="toolrt-sandbox-", dir=parent)
-            _remove_at_exit(staged)
+            staged = staging_dir("toolrt-sandbox-", uid, gid)
             for name, source in zip(_CHILD_FILES, sources, strict=True):
                 target = os.path.join(staged, name)
                 shutil.copyfile(source, target)
                 os.chmod(target, 0o644)
-            os.chmod(staged, 0o755)
             copied = os.path.join(staged, _CHILD_FILES[0])
             return copied if _readable_by(uid, gid, [copied]) else bootstrap
         except OSError:
