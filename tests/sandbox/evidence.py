@@ -139,12 +139,13 @@ def children_of(pid: int) -> list[int]:
     return out
 
 
-def _is_o_path(pid: int, fd: str) -> bool:
-    """An O_PATH descriptor names a file without opening it (no read/write): Landlock allows it."""
+def _is_o_path(pid: int, fd: str) -> bool | None:
+    """An O_PATH descriptor names a file without opening it (no read/write): Landlock allows it.
+    ``None`` when the fd is gone before its flags could be read (closed since it was listed)."""
     for line in (_read(f"/proc/{pid}/fdinfo/{fd}") or "").splitlines():
         if line.startswith("flags:"):
             return bool(int(line.split()[1], 8) & 0o10000000)
-    return False
+    return None
 
 
 def pid_alive(pid: int) -> bool:
@@ -606,7 +607,9 @@ class TreeWatcher:
                     self._violate(
                         "watcher-kobj", f"pid {pid} holds a forbidden kernel object: fd {fd} -> {target}"
                     )
-            elif self.canary_dir and target.startswith(self.canary_dir) and not _is_o_path(pid, fd):
+            elif self.canary_dir and target.startswith(self.canary_dir) and _is_o_path(pid, fd) is False:
+                # (``None``: closed between the listing and the flags, e.g. the O_PATH probe's fd; an
+                # fd held open is still there at this or the next sample, and is judged then.)
                 self._violate("watcher-canary-fd", f"pid {pid} holds an fd onto the canary dir: {target}")
             if target.endswith(" (deleted)") and target.startswith("/"):
                 with contextlib.suppress(OSError):
