@@ -1,7 +1,8 @@
 """One sandbox child, host side: spawn, boot, exit watching and reaping, teardown.
 
-Each child is ``<python> -I -S -X utf8 bootstrap.py <fd>`` (under bwrap: inside ``bwrap ... --``; on
-macOS: ``sandbox-exec -p <profile> <python> ...``, the profile from :mod:`.seatbelt`); it confines
+Each child is ``<python> -I -S -X utf8 bootstrap.py <fd> <table>`` (``<table>``: its modules'
+precompiled code, :mod:`.child_code`, on Linux; under bwrap: inside ``bwrap ... --``; on macOS:
+``sandbox-exec -p <profile> <python> ...``, the profile from :mod:`.seatbelt`); it confines
 itself, then runs exactly one program (``bootstrap.py``; frames and the hostile-frame rules:
 ``protocol.py``). The host never trusts it: an empty environment (plus ``MALLOC_ARENA_MAX=1``),
 ``close_fds``, one ``pass_fds`` socket, ``start_new_session``, stdin from ``/dev/null``, a fresh
