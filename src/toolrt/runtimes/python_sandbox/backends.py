@@ -376,9 +376,13 @@ def _achieved(plan: _Plan, ready: Ready, host_notes: tuple[str, ...] = ()) -> Is
     return IsolationReport("process", enforcement, layers, ready.landlock_abi, notes)
 
 
-def _bwrap_args(python: str, bootstrap: str, disk_bytes: int, read_paths: Sequence[str]) -> list[str]:
+def _bwrap_args(
+    python: str, bootstrap: str, disk_bytes: int, read_paths: Sequence[str], boot_files: Sequence[str] = ()
+) -> list[str]:
     """bwrap arguments: fresh namespaces, minimal read-only binds, a size-capped tmpfs work dir,
-    no /proc or /sys; the child's environment is set here because bwrap itself gets none."""
+    no /proc or /sys; the child's environment is set here because bwrap itself gets none.
+    ``boot_files`` are bound read-only for the child's boot only (the code table): its Landlock
+    rules leave them out, so the program cannot read them."""
     args = [
         "--unshare-all",
         "--unshare-user",
@@ -413,7 +417,7 @@ def _bwrap_args(python: str, bootstrap: str, disk_bytes: int, read_paths: Sequen
         bind(os.path.realpath(sys.base_prefix))
     bind(os.path.dirname(executable))
     bind(os.path.dirname(os.path.realpath(bootstrap)))
-    for extra in ("/etc/localtime", "/etc/ld.so.cache"):
+    for extra in ("/etc/localtime", "/etc/ld.so.cache", *boot_files):
         if os.path.exists(extra):
             args.extend(["--ro-bind", extra, extra])
     for path in read_paths:

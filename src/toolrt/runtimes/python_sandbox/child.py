@@ -132,9 +132,8 @@ class _Child:
         assert plan.bwrap_path is not None
         if plan.bwrap_as is not None and os.geteuid() == 0:
             read_paths = self._readable_by(plan.bwrap_as, read_paths)
-        args = _bwrap_args(self.python, self.bootstrap, self.disk_bytes, read_paths)
-        if code_table is not None:
-            args[:0] = ["--ro-bind", code_table, code_table]  # for the boot; Landlock leaves it out
+        boot_files = () if code_table is None else (code_table,)
+        args = _bwrap_args(self.python, self.bootstrap, self.disk_bytes, read_paths, boot_files)
         return [plan.bwrap_path, *args, "--", *python]
 
     def _seatbelt_argv(self, python: list[str], read_paths: Sequence[str]) -> list[str]:

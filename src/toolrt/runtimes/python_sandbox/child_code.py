@@ -24,11 +24,13 @@ import importlib.util
 import marshal
 import os
 import sys
+import tempfile
 import threading
 from typing import Any
 
 from .bootstrap import CHILD_FILES
 from .probe_drop import staging_dir
+from .probe_runner import _cached
 
 __all__ = ["AVAILABLE", "MODULE_FILES", "code_table", "compile_table", "fresh_code_table"]
 
@@ -43,8 +45,6 @@ its children keep compiling their modules."""
 _lock = threading.Lock()
 _cache: dict[str, tuple[int, tuple[tuple[int, int], ...], str]] = {}
 """Per child directory: (owner pid, the sources' (mtime_ns, size), table path)."""
-_staging: list[tuple[int, str]] = []
-"""This process's table directory (pid, path): a forked host makes its own."""
 
 
 def compile_table(directory: str) -> bytes:
@@ -69,16 +69,14 @@ def _stamps(directory: str) -> tuple[tuple[int, int], ...]:
 
 
 def _write_table(data: bytes) -> str:
-    if not _staging or _staging[0][0] != os.getpid():
-        _staging[:] = [(os.getpid(), staging_dir("toolrt-child-code-"))]
-    folder = _staging[0][1]
-    # A new name per build: a child being spawned may still be given the previous one.
-    path = os.path.join(folder, f"table-{len(os.listdir(folder))}.bin")
-    partial = path + ".partial"
-    with open(partial, "wb") as handle:
-        handle.write(data)
-    os.chmod(partial, 0o644)
-    os.replace(partial, path)
+    # One directory per process (a forked host makes its own); a new file per build, because a
+    # child being spawned may still be given the previous one. Nobody has the path before it is
+    # returned, so the file needs no atomic rename.
+    folder = _cached("child-code-dir", lambda: staging_dir("toolrt-child-code-"))
+    handle, path = tempfile.mkstemp(prefix="table-", suffix=".bin", dir=folder)
+    with os.fdopen(handle, "wb") as table:
+        table.write(data)
+    os.chmod(path, 0o644)
     return path
 
 
