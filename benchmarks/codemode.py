@@ -57,7 +57,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
-from _codemode_floors import FLOOR_CASES, raw_cases
+from _codemode_floors import FLOOR_CASES, PROGRAM_CALLS, raw_cases
 from _harness import (
     Case,
     CaseSummary,
@@ -72,9 +72,6 @@ from _harness import (
 )
 
 BACKENDS = ("bwrap", "landlock")
-PROGRAM_CALLS = (
-    'total = 0\nfor i in range({n}):\n    total += await tools.add({{"a": i, "b": 1}})\nprint(total)'
-)
 PROGRAM_LOOP = "total = 0\nfor i in range({n}):\n    total += i + 1\nprint(total)"
 ANCHOR_CALLS = "total = 0\nfor i in range({n}):\n    total += {aw}add(a=i, b=1)\nprint(total)"
 BENCH_EXTRA = "skipped (.venv-bench/bin/pip install pydantic-monty smolagents)"
