@@ -48,7 +48,7 @@ class Disposer:
     """Undoes one registration. Call it, or use it as a context manager; calling twice is harmless.
 
     >>> dispose = runtime.register(my_tool)      # doctest: +SKIP
-    >>> dispose()                                # unregistered
+    >>> dispose()                                # doctest: +SKIP
     >>> with runtime.register(my_tool):          # doctest: +SKIP
     ...     ...                                  # registered only inside the block
     """
