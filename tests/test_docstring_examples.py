@@ -26,6 +26,7 @@ def test_docstring_examples_hold(name: str) -> None:
 
 def test_the_examples_are_found() -> None:
     """Guards the test above against finding nothing (a walk that missed the package)."""
-    attempted = sum(doctest.testmod(importlib.import_module(name), report=False).attempted for name in MODULES)
+    modules = [importlib.import_module(name) for name in MODULES]
+    attempted = sum(doctest.testmod(module, report=False).attempted for module in modules)
     assert attempted >= 40
     assert "toolrt.schema.hints" in MODULES and "toolrt.runtimes.python_sandbox.protocol" in MODULES

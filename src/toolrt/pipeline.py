@@ -21,31 +21,30 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._json import (
-    FrozenDict,
-    FrozenList,
-    NotLosslessJsonError,
-    js_json_dumps,
-    snapshot_json,
-    text_block_content,
-)
+from ._json import NotLosslessJsonError, js_json_dumps, snapshot_json
 from ._threads import run_in_worker
-from .content import content_text
 from .decisions import UNSET, Accept, Allow, Ask, Block, Deny, PreToolDecision
-from .errors import (
-    TOOL_ABORTED,
-    TOOL_ABORTED_BEFORE_DISPATCH,
-    HarnessError,
-    ToolArgsError,
-    ToolNotFoundError,
-    ToolOutputError,
-)
+from .errors import ToolArgsError, ToolNotFoundError, ToolOutputError
 from .events import EventBus, message_of
 from .execution import ToolExecution, ToolExecutionInput
+from .pipeline_results import (
+    _aborted,
+    _as_content,
+    _collapsed_message,
+    _failure,
+    _feedback_message,
+    _frozen,
+    _join_contexts,
+    _materialize,
+    _project,
+    _rebuild,
+    _result_field,
+    tool_error_result,
+)
 from .results import (
     ToolError,
     ToolErrorInfo,
@@ -63,6 +62,7 @@ if TYPE_CHECKING:
     from .registry import ToolRegistry
 
 __all__ = ["DispatchOutcome", "Pipeline", "Prepared", "tool_error_result"]
+
 
 _ALLOW = Allow()
 _ACCEPT = Accept()
@@ -83,63 +83,6 @@ class DispatchOutcome:
 
     kind: Literal["post-result", "final-result"]
     result: ToolExecutionResult
-
-
-_text = text_block_content
-
-
-def _failure(message: str, info: ToolErrorInfo | None = None, contexts: Any = ()) -> ToolFailure:
-    return make_failure(ToolError(message, info), _text(f"Error: {message}"), None, contexts)
-
-
-def tool_error_result(error: BaseException) -> ToolFailure:
-    """The failure for a raised error: ``Error: <message>``, with ``info`` for a HarnessError."""
-    message = message_of(error)
-    info = None
-    if isinstance(error, HarnessError):
-        try:
-            name, code = error.name, error.code
-            if isinstance(name, str) and isinstance(code, str):
-                info = ToolErrorInfo(name, code)
-        except Exception:
-            info = None
-    return _failure(message, info)
-
-
-def _aborted(body_invoked: bool, contexts: Any = ()) -> ToolFailure:
-    if body_invoked:
-        return _failure("tool call aborted", ToolErrorInfo("AbortError", TOOL_ABORTED), contexts)
-    return _failure(
-        "tool call aborted before dispatch",
-        ToolErrorInfo("AbortError", TOOL_ABORTED_BEFORE_DISPATCH),
-        contexts,
-    )
-
-
-def _rebuild(result: ToolExecutionResult, content: Any, meta: Any, contexts: Any) -> ToolExecutionResult:
-    """The same outcome with its durable fields replaced."""
-    if isinstance(result, ToolSuccess):
-        return make_success(result.value, content, meta, contexts, result.concludes_turn)
-    return make_failure(result.error, content, meta, contexts)
-
-
-def _join_contexts(first: Any, second: Any) -> Any:
-    if not second:
-        return first
-    if not first:
-        return tuple(second)
-    return (*first, *second)
-
-
-def _collapsed_message(name: str) -> str:
-    return (
-        f'unknown tool "{name}": only `run_code` is callable directly — call `{name}` from inside a '
-        "`run_code` program instead"
-    )
-
-
-def _feedback_message(feedback: Sequence[Any]) -> str:
-    return content_text(feedback) if feedback else "tool result blocked by post-execute policy"
 
 
 class Pipeline:
@@ -630,79 +573,3 @@ async def _allow() -> Allow:
 
 async def _accept() -> Accept:
     return _ACCEPT
-
-
-def _project(name: str, label: str, projector: Callable[[Any, Any], Any], arguments: Any, value: Any) -> Any:
-    try:
-        projected = projector(arguments, value)
-    except asyncio.CancelledError:
-        raise
-    except BaseException as error:
-        raise ToolOutputError(name, f"output.{label} failed: {message_of(error)}") from None
-    try:
-        return snapshot_json(projected)
-    except NotLosslessJsonError:
-        raise ToolOutputError(name, f"output.{label} returned non-lossless JSON") from None
-    except Exception as error:
-        raise ToolOutputError(name, f"output.{label} failed: {message_of(error)}") from None
-
-
-def _as_content(name: str, content: Any) -> Any:
-    """Content must be a list of ``{"type": ...}`` blocks; a bare string is one text block."""
-    if isinstance(content, str):
-        return _text(content)
-    if isinstance(content, list):
-        for block in content:
-            if not isinstance(block, dict) or not isinstance(block.get("type"), str):
-                break
-        else:
-            return content
-    raise ToolOutputError(name, 'content must be a list of {"type": ...} blocks')
-
-
-def _result_field(value: Any) -> Any:
-    """A result field as a frozen snapshot; a lossy field fails the call with upstream's message."""
-    try:
-        return snapshot_json(value)
-    except NotLosslessJsonError:
-        raise TypeError("tool result must be losslessly JSON-serializable") from None
-
-
-def _frozen(value: Any) -> Any:
-    """``value`` as a frozen snapshot; results keep ``()`` and ``None`` as their empty values."""
-    if value is None or value == ():
-        return value
-    return _result_field(value)
-
-
-def _materialize(result: ToolExecutionResult) -> ToolExecutionResult:
-    """Snapshot every durable field (a no-op for fields that are already frozen snapshots)."""
-    content, meta, contexts = result.content, result.meta, result.additional_contexts
-    if (
-        type(content) is FrozenList
-        and (meta is None or type(meta) in _FROZEN_SCALARS)
-        and (contexts == () or type(contexts) is FrozenList)
-        and (type(result) is ToolSuccess or type(result.error.message) is str)  # type: ignore[union-attr]
-    ):
-        return result  # built by the pipeline from snapshots: already frozen
-    try:
-        content = _frozen(content)
-        meta = _frozen(meta)
-        contexts = _frozen(contexts)
-        unchanged = (
-            content is result.content and meta is result.meta and contexts is result.additional_contexts
-        )
-        if isinstance(result, ToolFailure) and (
-            not isinstance(result.error, ToolError) or not isinstance(result.error.message, str)
-        ):
-            raise TypeError("tool result must be losslessly JSON-serializable")
-        if unchanged:
-            return result
-        return _rebuild(result, content, meta, contexts)
-    except NotLosslessJsonError:
-        return _failure("tool result must be losslessly JSON-serializable")
-    except Exception as error:
-        return tool_error_result(error)
-
-
-_FROZEN_SCALARS = frozenset({FrozenDict, FrozenList, str, int, bool})
