@@ -229,6 +229,18 @@ def test_literal_of_bytes_fails() -> None:
     fails(Literal[b"x"], "is not a JSON scalar")
 
 
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf"), -0.0])
+def test_enum_of_a_float_json_cannot_carry_losslessly_fails(value: float) -> None:
+    lossy = enum.Enum("Lossy", {"A": 1.5, "B": value})  # type: ignore[misc]
+    fails(lossy, "is not a JSON scalar")
+
+
+def test_enum_of_ordinary_floats_and_zero_maps_to_a_number_enum() -> None:
+    fine = enum.Enum("Fine", {"A": 1.5, "B": 0.0})  # type: ignore[misc]
+    parameters, _, _ = schema_from_function(make(fine))
+    assert parameters["properties"]["x"] == {"type": "number", "enum": [1.5, 0.0]}
+
+
 # --- unions -------------------------------------------------------------------------------------------
 
 

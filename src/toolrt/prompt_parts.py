@@ -18,21 +18,6 @@ from .registry import PresentationMode
 if TYPE_CHECKING:
     from .signal import AbortSignal
 
-__all__ = [
-    "TOOL_ORDER_REST",
-    "AssembleListener",
-    "AssembleNext",
-    "Assembly",
-    "CodeModeContribution",
-    "PromptContext",
-    "PromptError",
-    "Section",
-    "SectionText",
-    "ToolContribution",
-    "ToolProvider",
-    "VariableValue",
-]
-
 
 TOOL_ORDER_REST = "<unlisted-tools>"
 """The one ``tool_order`` entry that stands for every tool the list does not name."""

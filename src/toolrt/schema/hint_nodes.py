@@ -171,16 +171,13 @@ def _open_object(hint: Any, args: tuple[Any, ...], ask: _Ask) -> _Node:
 
 
 def _scalar_kind(value: Any) -> str | None:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number" if math.isfinite(value) and not (value == 0 and math.copysign(1, value) < 0) else None
-    if isinstance(value, str):
-        return "string"
+    """A literal's JSON type, or ``None`` when it is no lossless JSON scalar (NaN, ±inf, ``-0.0``)."""
+    if isinstance(value, float) and (
+        not math.isfinite(value) or (value == 0 and math.copysign(1, value) < 0)
+    ):
+        return None
+    if value is None or isinstance(value, bool | int | float | str):
+        return _json_kind(value)
     return None
 
 
