@@ -573,13 +573,6 @@ async def _fs_disk_fill(ctx: Ctx) -> None:
     "fs-inode-exhaustion",
     "6",
     count_cwd=True,
-    known={
-        "bwrap": (
-            "FINDING[disk-inodes]: under bwrap the work dir is a --size tmpfs and the host does not poll it, "
-            "so empty files are unbounded (~100k inodes/s, kernel memory outside RLIMIT_AS, until the wall "
-            "clock); the landlock backend stops at 10,000 entries"
-        )
-    },
 )
 async def _fs_inodes(ctx: Ctx) -> None:
     result = await ctx.run(P.INODE_FILL, wall_seconds=4, completes=False)

@@ -505,11 +505,34 @@ async def test_disk_limit_many_small_files(backend: str) -> None:
         await rt.aclose()
 
 
+async def test_disk_limit_counts_files_not_only_bytes(backend: str) -> None:
+    """Empty files cost no bytes, so a byte cap alone (bwrap's tmpfs) would let a program create them
+    until the wall clock; the host counts the work dir's entries on every backend (under bwrap
+    through /proc/<pid>/root of the namespace's init)."""
+    rt = make_runtime(backend, disk_bytes=1 << 20)
+    program = """
+        import time
+        for i in range(12_000):
+            open(f'e{i}', 'w').close()
+        time.sleep(10)
+    """
+    try:
+        result = await run(rt, program)
+        assert result.error is not None
+        assert (result.error.kind, result.error.message) == (
+            "disk-limit",
+            "disk quota exceeded (10000 files and directories)",
+        )
+    finally:
+        await rt.aclose()
+
+
 async def test_the_disk_quota_is_polled_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     """Walking a work dir of up to 10,000 entries takes milliseconds: it runs on a worker thread so
-    other runs and tool calls on this loop never wait for it (the landlock backend polls the disk)."""
+    other runs and tool calls on this loop never wait for it. On landlock, whose work dir is a plain
+    directory, only the poll can catch files that are each under the per-file limit."""
     if "landlock" not in BACKENDS:
-        pytest.skip("only the landlock backend polls the work dir (bwrap's tmpfs is size-capped)")
+        pytest.skip("needs the landlock backend (under bwrap the tmpfs itself refuses the bytes)")
     from toolrt.runtimes.python_sandbox import run as run_module
 
     threads: set[int] = set()

@@ -34,7 +34,7 @@ from . import child_code, seatbelt
 from .backends import _SANDBOX_WORKDIR, _bwrap_args, _Plan
 from .child_channel import _BootListener, _ChannelProtocol, _Listener, _NullListener, _PipeProtocol
 from .confine import inaccessible_path
-from .limits import _BootSpec, _tree_cpu
+from .limits import _BootSpec, _children, _tree_cpu
 from .probe_runner import run_as
 from .protocol import FrameDecoder, Ready, encode_frame
 from .workdir import _remove_tree, remove_tree
@@ -345,6 +345,25 @@ class _Child:
         if self.reaped:
             return None
         return _tree_cpu(self.pid)
+
+    def workdir_view(self) -> str | None:
+        """Where the host can read the program's work dir, to poll the disk quota; ``None`` when it
+        cannot (yet, or any more).
+
+        Under bwrap the work dir is a tmpfs inside the child's mount namespace, which the host sees
+        through ``/proc/<pid>/root`` of bwrap's namespace init (the bwrap process's one child). The
+        host may look: as root, or as the owner of the child's user namespace. The tmpfs already
+        caps the bytes; the poll adds the entry cap, which a size cap does not give (empty files
+        cost no blocks).
+        """
+        if self.plan.backend != "bwrap":
+            return self.workdir or None
+        if self.reaped:
+            return None
+        namespace_init = _children(self.pid)
+        if len(namespace_init) != 1:
+            return None
+        return f"/proc/{namespace_init[0]}/root{_SANDBOX_WORKDIR}"
 
     # -- traffic --------------------------------------------------------------------------------
 

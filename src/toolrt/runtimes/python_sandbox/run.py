@@ -402,9 +402,10 @@ class _Run:
 
     async def _watch(self, child: _Child) -> None:
         """Host-side CPU watchdog (precise, unlike whole-second RLIMIT_CPU, which stays as the
-        backstop) and, without bwrap's size-capped tmpfs, the work-dir disk quota."""
+        backstop) and the work-dir disk quota: bytes and entries (under bwrap the tmpfs caps the
+        bytes itself; the poll adds the entry cap)."""
         quota = self.runtime.disk_bytes
-        poll_disk = self.plan.backend != "bwrap"
+        entry_cap = _DISK_MAX_ENTRIES
         budget = self.limits.cpu
         ticks = 0
         while True:
@@ -413,12 +414,16 @@ class _Run:
             await asyncio.sleep(_WATCH_SECONDS)
             if self.outcome is not None:
                 return
-            if poll_disk:
+            workdir = child.workdir_view()
+            if workdir is not None:
                 # On a thread: walking up to 10,000 entries takes milliseconds, and every other run
                 # and tool call shares this event loop.
-                used, entries = await asyncio.to_thread(_dir_usage, child.workdir, _DISK_MAX_ENTRIES)
-                if used > quota or entries > _DISK_MAX_ENTRIES:
+                used, entries = await asyncio.to_thread(_dir_usage, workdir, entry_cap)
+                if used > quota:
                     self.fail("disk-limit", f"disk quota exceeded ({quota} bytes)")
+                    return
+                if entries > entry_cap:
+                    self.fail("disk-limit", f"disk quota exceeded ({entry_cap} files and directories)")
                     return
             if ticks % 2 == 0 and self.cpu_base is not None:
                 cpu = child.program_cpu()
