@@ -527,6 +527,24 @@ async def test_disk_limit_counts_files_not_only_bytes(backend: str) -> None:
         await rt.aclose()
 
 
+async def test_disk_limit_stops_a_tree_deeper_than_the_poll_walks(backend: str) -> None:
+    rt = make_runtime(backend, disk_bytes=1 << 20)
+    program = """
+        import os, time
+        os.makedirs('/'.join(['d'] * 140))
+        time.sleep(10)
+    """
+    try:
+        result = await run(rt, program)
+        assert result.error is not None
+        assert (result.error.kind, result.error.message) == (
+            "disk-limit",
+            "disk quota exceeded (directories nested over 128 deep)",
+        )
+    finally:
+        await rt.aclose()
+
+
 async def test_the_disk_quota_is_polled_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     """Walking a work dir of up to 10,000 entries takes milliseconds: it runs on a worker thread so
     other runs and tool calls on this loop never wait for it. On landlock, whose work dir is a plain
@@ -538,7 +556,7 @@ async def test_the_disk_quota_is_polled_off_the_event_loop(monkeypatch: pytest.M
     threads: set[int] = set()
     real = run_module._dir_usage
 
-    def spy(path: str, max_entries: int) -> tuple[int, int]:
+    def spy(path: str, max_entries: int) -> Any:
         threads.add(threading.get_ident())
         return real(path, max_entries)
 
@@ -569,7 +587,7 @@ async def test_a_short_run_never_polls_the_disk(monkeypatch: pytest.MonkeyPatch)
     polls: list[str] = []
     real = run_module._dir_usage
 
-    def spy(path: str, max_entries: int) -> tuple[int, int]:
+    def spy(path: str, max_entries: int) -> Any:
         polls.append(path)
         return real(path, max_entries)
 

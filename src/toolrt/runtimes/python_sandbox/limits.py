@@ -19,8 +19,9 @@ import math
 import os
 import signal as signal_module
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from ..base import CodeRunError, CodeRunLimits
 
@@ -206,27 +207,76 @@ def _tree_cpu(root: int) -> float | None:
     return total
 
 
-def _dir_usage(path: str, max_entries: int) -> tuple[int, int]:
-    """(bytes allocated, entries) under ``path``, counting at most ``max_entries + 1`` entries."""
+_MAX_DEPTH = 128
+"""How deep the disk poll follows the work dir; a deeper tree counts as over the quota (the walk
+holds one directory fd per level, so it must stop somewhere, and must not stop by under-counting)."""
+
+_WALK_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+class _Usage(NamedTuple):
+    """What the disk poll found: bytes allocated, entries counted (at most the cap + 1), and
+    whether the tree was nested deeper than :data:`_MAX_DEPTH`."""
+
+    bytes: int
+    entries: int
+    too_deep: bool = False
+
+
+def _dir_usage(path: str, max_entries: int) -> _Usage:
+    """Bytes allocated and entries under ``path``, counting at most ``max_entries + 1`` entries.
+
+    The walk goes one component at a time from directory fds opened with ``O_NOFOLLOW``: the program
+    owns everything below ``path`` and may swap a directory for a symlink while the host walks. A
+    walk by path names would then follow it, and an absolute symlink resolves against the host's
+    root even below ``/proc/<pid>/root``; this one only ever reads the program's own tree.
+    """
+    try:
+        root = os.open(path, _WALK_FLAGS)
+    except OSError:
+        return _Usage(0, 0)
+    stack: list[tuple[int, Iterator[os.DirEntry[str]]]] = []
     total = 0
     entries = 0
-    stack = [path]
-    while stack:
-        directory = stack.pop()
-        try:
-            iterator = os.scandir(directory)
-        except OSError:
-            continue
-        with iterator:
-            for entry in iterator:
-                entries += 1
-                if entries > max_entries:
-                    return total, entries
-                try:
-                    info = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                total += info.st_blocks * 512 if hasattr(info, "st_blocks") else info.st_size
-                if stat.S_ISDIR(info.st_mode):
-                    stack.append(entry.path)
-    return total, entries
+    try:
+        stack.append((root, os.scandir(root)))
+    except OSError:
+        os.close(root)
+        return _Usage(0, 0)
+    try:
+        while stack:
+            directory, iterator = stack[-1]
+            try:
+                entry = next(iterator, None)
+            except OSError:
+                entry = None
+            if entry is None:
+                stack.pop()
+                iterator.close()  # type: ignore[attr-defined]  # a ScandirIterator
+                os.close(directory)
+                continue
+            entries += 1
+            if entries > max_entries:
+                break
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            total += info.st_blocks * 512 if hasattr(info, "st_blocks") else info.st_size
+            if not stat.S_ISDIR(info.st_mode):
+                continue
+            if len(stack) >= _MAX_DEPTH:
+                return _Usage(total, entries, too_deep=True)
+            try:
+                child = os.open(entry.name, _WALK_FLAGS, dir_fd=directory)
+            except OSError:
+                continue  # gone, or swapped for something that is not a directory
+            try:
+                stack.append((child, os.scandir(child)))
+            except OSError:
+                os.close(child)
+    finally:
+        for directory, iterator in stack:
+            iterator.close()  # type: ignore[attr-defined]
+            os.close(directory)
+    return _Usage(total, entries)

@@ -32,7 +32,7 @@ from ..base import (
 )
 from .backends import _Plan
 from .child import _BOOT_TIMEOUT, _GONE_GRACE, _BootFailure, _Child, _frame_name
-from .limits import _DISK_MAX_ENTRIES, _classify_exit, _dir_usage, _Limits
+from .limits import _DISK_MAX_ENTRIES, _MAX_DEPTH, _classify_exit, _dir_usage, _Limits
 from .protocol import (
     MAX_JSON_DEPTH,
     Call,
@@ -405,7 +405,7 @@ class _Run:
         backstop) and the work-dir disk quota: bytes and entries (under bwrap the tmpfs caps the
         bytes itself; the poll adds the entry cap)."""
         quota = self.runtime.disk_bytes
-        entry_cap = _DISK_MAX_ENTRIES
+        entry_cap, depth_cap = _DISK_MAX_ENTRIES, _MAX_DEPTH
         budget = self.limits.cpu
         ticks = 0
         while True:
@@ -418,12 +418,15 @@ class _Run:
             if workdir is not None:
                 # On a thread: walking up to 10,000 entries takes milliseconds, and every other run
                 # and tool call shares this event loop.
-                used, entries = await asyncio.to_thread(_dir_usage, workdir, entry_cap)
-                if used > quota:
+                usage = await asyncio.to_thread(_dir_usage, workdir, entry_cap)
+                if usage.bytes > quota:
                     self.fail("disk-limit", f"disk quota exceeded ({quota} bytes)")
                     return
-                if entries > entry_cap:
+                if usage.entries > entry_cap:
                     self.fail("disk-limit", f"disk quota exceeded ({entry_cap} files and directories)")
+                    return
+                if usage.too_deep:
+                    self.fail("disk-limit", f"disk quota exceeded (directories nested over {depth_cap} deep)")
                     return
             if ticks % 2 == 0 and self.cpu_base is not None:
                 cpu = child.program_cpu()

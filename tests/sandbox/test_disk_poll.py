@@ -1,0 +1,108 @@
+"""The host's disk poll (``limits._dir_usage``): it counts the program's work dir and only that.
+
+The program owns everything below its work dir and can change it while the host walks, so the walk
+goes one component at a time from directory fds opened with ``O_NOFOLLOW``; a symlink, even one that
+replaces a directory mid-walk, is counted as an entry and never followed. A tree deeper than the
+walk may hold fds for counts as over the quota, never as smaller than it is.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from toolrt.runtimes.python_sandbox import limits
+from toolrt.runtimes.python_sandbox.limits import _MAX_DEPTH, _dir_usage
+
+
+def test_counts_bytes_and_entries_of_the_whole_tree(tmp_path: Path) -> None:
+    (tmp_path / "a").write_bytes(b"x" * 10_000)
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "b").write_bytes(b"y" * 20_000)
+    (tmp_path / "d" / "e").mkdir()
+    usage = _dir_usage(str(tmp_path), 100)
+    assert usage.entries == 4 and not usage.too_deep
+    assert usage.bytes >= 30_000
+
+
+def test_stops_counting_past_the_entry_cap(tmp_path: Path) -> None:
+    for index in range(20):
+        (tmp_path / f"f{index}").touch()
+    assert _dir_usage(str(tmp_path), 5).entries == 6
+
+
+def test_symlinks_are_counted_and_never_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for index in range(50):
+        (outside / f"secret{index}").write_bytes(b"z" * 4096)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "to-dir").symlink_to(outside)
+    (work / "to-root").symlink_to("/")
+    usage = _dir_usage(str(work), 10_000)
+    assert usage.entries == 2 and usage.bytes <= 2 * 4096  # the links themselves, not the 200 KB
+
+
+def test_a_directory_swapped_for_a_symlink_mid_walk_is_not_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race a walk by path names loses: the entry is a directory when the host stats it and a
+    symlink (here to a big tree outside) when the host opens it."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for index in range(50):
+        (outside / f"secret{index}").touch()
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "d").mkdir()
+    real_open = os.open
+
+    def swapping_open(path: str, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        if path == "d" and dir_fd is not None:
+            os.rmdir(work / "d")
+            os.symlink(outside, work / "d")
+        return real_open(path, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(limits.os, "open", swapping_open)
+    usage = _dir_usage(str(work), 10_000)
+    assert usage.entries == 1  # "d" itself; nothing of the tree it was swapped for
+
+
+def test_a_tree_deeper_than_the_walk_counts_as_over_quota(tmp_path: Path) -> None:
+    deep = tmp_path
+    for _ in range(_MAX_DEPTH + 2):
+        deep = deep / "d"
+    deep.mkdir(parents=True)
+    usage = _dir_usage(str(tmp_path), 10_000)
+    assert usage.too_deep
+
+
+def test_a_tree_at_the_depth_limit_is_walked_whole(tmp_path: Path) -> None:
+    deep = tmp_path
+    for _ in range(_MAX_DEPTH - 1):
+        deep = deep / "d"
+    deep.mkdir(parents=True)
+    (deep / "leaf").touch()
+    usage = _dir_usage(str(tmp_path), 10_000)
+    assert not usage.too_deep and usage.entries == _MAX_DEPTH
+
+
+def test_a_missing_or_unreadable_work_dir_counts_nothing(tmp_path: Path) -> None:
+    assert _dir_usage(str(tmp_path / "gone"), 10) == (0, 0, False)
+    (tmp_path / "link").symlink_to(tmp_path)
+    assert _dir_usage(str(tmp_path / "link"), 10) == (0, 0, False)
+
+
+def test_no_fd_is_left_open(tmp_path: Path) -> None:
+    deep = tmp_path
+    for _ in range(10):
+        deep = deep / "d"
+    deep.mkdir(parents=True)
+    before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+    _dir_usage(str(tmp_path), 10_000)
+    _dir_usage(str(tmp_path), 3)  # stops early, with fds still open on its stack
+    if before is not None:
+        assert len(os.listdir("/proc/self/fd")) == before
