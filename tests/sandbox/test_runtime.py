@@ -476,71 +476,47 @@ async def test_value_limit(runtime: PythonSandboxRuntime) -> None:
     assert ok(await run(runtime, "return 'x' * 1000", value_bytes=1024)) == "x" * 1000
 
 
-async def test_disk_limit_one_big_file(backend: str) -> None:
+_MANY_SMALL_FILES = """
+    import time
+    for i in range(32):
+        with open(f'f{i}', 'wb') as f:
+            f.write(b'x' * 65536)
+    time.sleep(10)
+"""
+
+# Empty files cost no bytes, so a byte cap alone (bwrap's tmpfs) would let a program create them
+# until the wall clock; the host counts the work dir's entries on every backend (under bwrap through
+# /proc/<pid>/root of the namespace's init).
+_MANY_EMPTY_FILES = """
+    import time
+    for i in range(12_000):
+        open(f'e{i}', 'w').close()
+    time.sleep(10)
+"""
+
+_DEEP_TREE = """
+    import os, time
+    os.makedirs('/'.join(['d'] * 140))
+    time.sleep(10)
+"""
+
+
+@pytest.mark.parametrize(
+    ("program", "message"),
+    [
+        ("open('big', 'wb').write(b'x' * (2 << 20))", "disk quota exceeded (1048576 bytes)"),
+        (_MANY_SMALL_FILES, "disk quota exceeded (1048576 bytes)"),
+        (_MANY_EMPTY_FILES, "disk quota exceeded (10000 files and directories)"),
+        (_DEEP_TREE, "disk quota exceeded (directories nested over 128 deep)"),
+    ],
+    ids=["one-big-file", "many-small-files", "many-empty-files", "deep-tree"],
+)
+async def test_disk_limit(backend: str, program: str, message: str) -> None:
     rt = make_runtime(backend, disk_bytes=1 << 20)
-    try:
-        result = await run(rt, "open('big', 'wb').write(b'x' * (2 << 20))")
-        assert result.error is not None
-        assert (result.error.kind, result.error.message) == (
-            "disk-limit",
-            "disk quota exceeded (1048576 bytes)",
-        )
-    finally:
-        await rt.aclose()
-
-
-async def test_disk_limit_many_small_files(backend: str) -> None:
-    rt = make_runtime(backend, disk_bytes=1 << 20)
-    program = """
-        import time
-        for i in range(32):
-            with open(f'f{i}', 'wb') as f:
-                f.write(b'x' * 65536)
-        time.sleep(10)
-    """
-    try:
-        result = await run(rt, program)
-        assert result.error is not None and result.error.kind == "disk-limit"
-    finally:
-        await rt.aclose()
-
-
-async def test_disk_limit_counts_files_not_only_bytes(backend: str) -> None:
-    """Empty files cost no bytes, so a byte cap alone (bwrap's tmpfs) would let a program create them
-    until the wall clock; the host counts the work dir's entries on every backend (under bwrap
-    through /proc/<pid>/root of the namespace's init)."""
-    rt = make_runtime(backend, disk_bytes=1 << 20)
-    program = """
-        import time
-        for i in range(12_000):
-            open(f'e{i}', 'w').close()
-        time.sleep(10)
-    """
     try:
         result = await run(rt, program)
         assert result.error is not None
-        assert (result.error.kind, result.error.message) == (
-            "disk-limit",
-            "disk quota exceeded (10000 files and directories)",
-        )
-    finally:
-        await rt.aclose()
-
-
-async def test_disk_limit_stops_a_tree_deeper_than_the_poll_walks(backend: str) -> None:
-    rt = make_runtime(backend, disk_bytes=1 << 20)
-    program = """
-        import os, time
-        os.makedirs('/'.join(['d'] * 140))
-        time.sleep(10)
-    """
-    try:
-        result = await run(rt, program)
-        assert result.error is not None
-        assert (result.error.kind, result.error.message) == (
-            "disk-limit",
-            "disk quota exceeded (directories nested over 128 deep)",
-        )
+        assert (result.error.kind, result.error.message) == ("disk-limit", message)
     finally:
         await rt.aclose()
 
