@@ -155,7 +155,7 @@ def _classify_exit(
             f"(limit {limits.memory} bytes)",
         )
     if signum == signal_module.SIGXFSZ:
-        return CodeRunError("disk-limit", f"disk quota exceeded ({disk_bytes} bytes)")
+        return CodeRunError("disk-limit", _disk_bytes_exceeded(disk_bytes))
     if signum is None and b"MemoryError" in stderr:
         return CodeRunError("memory-limit", f"memory limit reached ({limits.memory} bytes)")
     return CodeRunError("worker-exit", _exit_message(status))
@@ -221,6 +221,20 @@ class _Usage(NamedTuple):
     bytes: int
     entries: int
     too_deep: bool = False
+
+    def excess(self, quota: int) -> str | None:
+        """Why this usage breaks the disk quota (``disk_bytes`` = ``quota``), or ``None``."""
+        if self.bytes > quota:
+            return _disk_bytes_exceeded(quota)
+        if self.entries > _DISK_MAX_ENTRIES:
+            return f"disk quota exceeded ({_DISK_MAX_ENTRIES} files and directories)"
+        if self.too_deep:
+            return f"disk quota exceeded (directories nested over {_MAX_DEPTH} deep)"
+        return None
+
+
+def _disk_bytes_exceeded(quota: int) -> str:
+    return f"disk quota exceeded ({quota} bytes)"
 
 
 def _dir_usage(path: str, max_entries: int) -> _Usage:

@@ -32,7 +32,7 @@ from ..base import (
 )
 from .backends import _Plan
 from .child import _BOOT_TIMEOUT, _GONE_GRACE, _BootFailure, _Child, _frame_name
-from .limits import _DISK_MAX_ENTRIES, _MAX_DEPTH, _classify_exit, _dir_usage, _Limits
+from .limits import _DISK_MAX_ENTRIES, _classify_exit, _dir_usage, _disk_bytes_exceeded, _Limits
 from .protocol import (
     MAX_JSON_DEPTH,
     Call,
@@ -310,7 +310,7 @@ class _Run:
                 "memory-limit", f"memory limit reached ({limits.memory} bytes): {_last_line(frame.message)}"
             )
         else:
-            error = CodeRunError("disk-limit", f"disk quota exceeded ({self.runtime.disk_bytes} bytes)")
+            error = CodeRunError("disk-limit", _disk_bytes_exceeded(self.runtime.disk_bytes))
         self.decide(_Outcome(error, from_done=True))
 
     # -- running --------------------------------------------------------------------------------
@@ -405,7 +405,6 @@ class _Run:
         backstop) and the work-dir disk quota: bytes and entries (under bwrap the tmpfs caps the
         bytes itself; the poll adds the entry cap)."""
         quota = self.runtime.disk_bytes
-        entry_cap, depth_cap = _DISK_MAX_ENTRIES, _MAX_DEPTH
         budget = self.limits.cpu
         ticks = 0
         while True:
@@ -418,15 +417,10 @@ class _Run:
             if workdir is not None:
                 # On a thread: walking up to 10,000 entries takes milliseconds, and every other run
                 # and tool call shares this event loop.
-                usage = await asyncio.to_thread(_dir_usage, workdir, entry_cap)
-                if usage.bytes > quota:
-                    self.fail("disk-limit", f"disk quota exceeded ({quota} bytes)")
-                    return
-                if usage.entries > entry_cap:
-                    self.fail("disk-limit", f"disk quota exceeded ({entry_cap} files and directories)")
-                    return
-                if usage.too_deep:
-                    self.fail("disk-limit", f"disk quota exceeded (directories nested over {depth_cap} deep)")
+                usage = await asyncio.to_thread(_dir_usage, workdir, _DISK_MAX_ENTRIES)
+                excess = usage.excess(quota)
+                if excess is not None:
+                    self.fail("disk-limit", excess)
                     return
             if ticks % 2 == 0 and self.cpu_base is not None:
                 cpu = child.program_cpu()
