@@ -207,8 +207,8 @@ one log frame) on both sides, so their difference is the pipeline's alone."""
 
 
 async def _raw(backend: str, n: int) -> Timed:
-    from toolrt.runtimes.base import CodeBindingNamespace, CodeErrorClass, CodeRunRequest
-    from toolrt.runtimes.python_sandbox import PythonSandboxRuntime
+    from toolrt.codemode._code_runtime import CodeBindingNamespace, CodeErrorClass, CodeRunRequest
+    from toolrt.sandbox import PythonSandboxRuntime
 
     async def add(arguments: Any) -> Any:
         return arguments["a"] + arguments["b"]

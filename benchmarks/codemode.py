@@ -100,7 +100,7 @@ def _expect(condition: bool, message: str) -> None:
 
 async def _toolrt(backend: str, *, warm: bool, program: str, expect: str | None, value: Any = None) -> Timed:
     from toolrt import AbortSignal, ToolExecutionInput, ToolRuntime, tool
-    from toolrt.runtimes.python_sandbox import PythonSandboxRuntime
+    from toolrt.sandbox import PythonSandboxRuntime
 
     code_runtime = PythonSandboxRuntime(backend=backend, pool_size=2 if warm else 0)  # type: ignore[arg-type]
     runtime = ToolRuntime(mode="code", code_runtime=code_runtime)
@@ -364,7 +364,7 @@ def _derived(
 def _isolation_lines() -> list[str]:
     sys.path.insert(0, str(_src_dir()))
     try:
-        from toolrt.runtimes.python_sandbox import PythonSandboxRuntime
+        from toolrt.sandbox import PythonSandboxRuntime
     except ImportError:
         return []
     lines = []

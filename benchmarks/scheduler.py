@@ -20,7 +20,7 @@ is ``await asyncio.sleep(0.01); return i`` (ideal wall time 10 ms), with ``i`` =
   with ``@tool(is_concurrency_safe=lambda args: True)``; (1) no callbacks; (2) ``on_call`` /
   ``on_result`` appending ``tool/call`` / ``tool/result`` events to a fresh in-memory
   ``SessionLog`` per batch, as the agent loop does (``parsed_arguments`` is the parsed dict, as in
-  ``toolrt.loop.agent``): the cost of logging.
+  ``toolrt.loop._agent``): the cost of logging.
 - Floor: ``asyncio.gather`` of 100 bare ``slow(i)`` coroutines (target: toolrt ≤ 1.15× it).
 - Anchors: LangGraph ``ToolNode`` in a compiled ``StateGraph(MessagesState)`` (START → tools → END),
   ``ainvoke`` on an ``AIMessage`` with 100 ``tool_calls``; Pydantic AI ``asyncio.gather`` of 100
@@ -137,9 +137,9 @@ def _check_committed(committed: Sequence[Any], what: str) -> None:
 
 async def _toolrt_case(*, log_events: bool) -> Timed:
     from toolrt import AbortSignal, ToolRuntime, tool
-    from toolrt.loop.messages import ToolCall
-    from toolrt.loop.scheduler import run_tool_calls
-    from toolrt.loop.session import SessionLog, tool_call_event, tool_result_event
+    from toolrt.loop import SessionLog, tool_call_event, tool_result_event
+    from toolrt.loop._messages import ToolCall
+    from toolrt.loop._scheduler import run_tool_calls
 
     runtime = ToolRuntime()
     runtime.register(tool(is_concurrency_safe=lambda args: True)(slow))

@@ -98,10 +98,8 @@ from typing import Any
 
 from _tasks import TASKS, Fixture, Task, Workspace, build_fixture, build_tool_set
 from toolrt import ToolDefinition, ToolOutput, ToolRuntime, content_text
-from toolrt.loop.adapters.openai_chat import to_openai_messages, to_openai_tools
-from toolrt.loop.messages import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
-from toolrt.prompt import SystemPrompt, connect_runtime, runtime_chain
-from toolrt.runtimes.base import (
+from toolrt._prompt.system_prompt import SystemPrompt, connect_runtime, runtime_chain
+from toolrt.codemode._code_runtime import (
     NO_VALUE,
     CodeBindingNamespace,
     CodeErrorClass,
@@ -110,6 +108,8 @@ from toolrt.runtimes.base import (
     CodeRunResult,
     IsolationReport,
 )
+from toolrt.loop._messages import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
+from toolrt.loop._openai_format import to_openai_messages, to_openai_tools
 
 ENCODING = "o200k_base"
 O200K_CACHE_KEY = "fb374d419588a4632f3f557e76b4b70aebbca790"  # sha1 of the blob-store URL
@@ -545,7 +545,7 @@ async def pick_executor(choice: str) -> tuple[Any, str]:
     fallback = ""
     if choice in ("auto", "sandbox"):
         try:
-            from toolrt.runtimes.python_sandbox import PythonSandboxRuntime
+            from toolrt.sandbox import PythonSandboxRuntime
 
             sandbox = PythonSandboxRuntime(pool_size=1)
             probe = await sandbox.run(

@@ -36,14 +36,14 @@ from toolrt import (
     define_tool,
     thaw,
 )
-from toolrt.loop.session import SessionLog
-from toolrt.prompt import SystemPrompt, connect_runtime, runtime_chain
-from toolrt.runtimes.base import (
+from toolrt._prompt.system_prompt import SystemPrompt, connect_runtime, runtime_chain
+from toolrt.codemode._code_runtime import (
     BindingFunction,
     CodeRunRequest,
     CodeRunResult,
     IsolationReport,
 )
+from toolrt.loop import SessionLog
 
 __all__ = [
     "AGENT",
@@ -77,7 +77,7 @@ async def _no_output(request: CodeRunRequest) -> CodeRunResult:
 
 
 class FakeRuntime:
-    """A scriptable in-process ``CodeRuntime`` (the seam of :mod:`toolrt.runtimes.base`).
+    """A scriptable in-process ``CodeRuntime`` (the seam of :mod:`toolrt.codemode._code_runtime`).
 
     ``behavior`` defaults to "the program printed nothing and returned nothing". Every request is
     recorded in :attr:`requests` (upstream ``lastRequest``) before ``behavior`` runs.

@@ -21,26 +21,11 @@ See ``docs/getting-started.md`` for the guided tour.
 
 from __future__ import annotations
 
-from ._json import (
-    MAX_SAFE_INTEGER,
-    FrozenDict,
-    FrozenList,
-    JsonValue,
-    NotLosslessJsonError,
-    is_lossless_json,
-    snapshot_json,
-    thaw,
-)
-from .approval import ApprovalOutcome, ApprovalRequest, ApprovalService
-from .cc_names import (
-    CC_TO_HARNESS_TOOLS,
-    KNOWN_HARNESS_TOOLS,
-    cc_canonical_tool_name,
-    cc_tool_aliases,
-    translate_tool_names,
-)
-from .content import ContentBlock, TextBlock, UserMessage, content_text, text_content, user_message
-from .decisions import (
+from toolrt._abort import AbortController, AbortSignal, fuse_signals
+from toolrt._approval_request import ApprovalOutcome, ApprovalRequest, ApprovalService
+from toolrt._cards import ToolCallView, ToolResultView
+from toolrt._content import ContentBlock, TextBlock, UserMessage, content_text, text_content, user_message
+from toolrt._decisions import (
     UNSET,
     Accept,
     Allow,
@@ -51,27 +36,49 @@ from .decisions import (
     PostToolDecision,
     PreToolDecision,
 )
-from .decorator import tool
-from .define import OutputSpec, define_tool
-from .definition import PresentedResult, ToolDefinition, ToolOutput, ToolSchema, render_value_as_text
-from .errors import (
+from toolrt._tool_builder import OutputSpec, define_tool
+from toolrt._errors import (
     TOOL_ABORTED,
     TOOL_ABORTED_BEFORE_DISPATCH,
     AbortError,
-    HarnessError,
     JsonSchemaError,
     ToolArgsError,
     ToolNotFoundError,
     ToolOutputError,
+    ToolrtError,
 )
-from .events import Disposer, EventName
-from .execution import ExecutionToken, ToolExecution, ToolExecutionInput, ToolRunContext
-from .pipeline import DispatchOutcome, Pipeline, Prepared
-from .presentation import ToolCallView, ToolResultView
-from .registry import RUN_CODE_NAME, PresentationMode, ToolGuard, ToolsChange
-from .results import ToolError, ToolErrorInfo, ToolExecutionResult, ToolFailure, ToolSuccess
-from .runtime import Scope, ToolRuntime
-from .schema import (
+from toolrt._events import Disposer, EventName
+from toolrt._execution import ExecutionToken, ToolExecution, ToolExecutionInput, ToolRunContext
+from toolrt._json import (
+    MAX_SAFE_INTEGER,
+    FrozenDict,
+    FrozenList,
+    JsonValue,
+    NotLosslessJsonError,
+    is_lossless_json,
+    snapshot_json,
+    thaw,
+)
+from toolrt._pipeline import DispatchOutcome, Pipeline, Prepared
+from toolrt._registry import RUN_CODE_NAME, PresentationMode, ToolGuard, ToolsChange
+from toolrt._results import ToolError, ToolErrorInfo, ToolExecutionResult, ToolFailure, ToolSuccess
+from toolrt._tool_decorator import tool
+from toolrt._tool_definition import (
+    PresentedResult,
+    ToolDefinition,
+    ToolOutput,
+    ToolSchema,
+    render_value_as_text,
+)
+from toolrt._tool_runtime import Scope, ToolRuntime
+from toolrt.integrations.claude_code._tool_names import (
+    CC_TO_HARNESS_TOOLS,
+    KNOWN_HARNESS_TOOLS,
+    cc_canonical_tool_name,
+    cc_tool_aliases,
+    translate_tool_names,
+)
+from toolrt.schema import (
     ParameterSchemaSpec,
     ValueSchemaSpec,
     assert_object_json_schema,
@@ -83,7 +90,6 @@ from .schema import (
     validate_json_schema_value,
     value_schema_spec_to_json_schema,
 )
-from .signal import AbortController, AbortSignal, fuse_signals
 
 __version__ = "0.1.0"
 
@@ -114,7 +120,6 @@ __all__ = [
     "ExecutionToken",
     "FrozenDict",
     "FrozenList",
-    "HarnessError",
     "JsonSchemaError",
     "JsonValue",
     "NotLosslessJsonError",
@@ -146,6 +151,7 @@ __all__ = [
     "ToolRuntime",
     "ToolSchema",
     "ToolSuccess",
+    "ToolrtError",
     "ToolsChange",
     "UserMessage",
     "ValueSchemaSpec",

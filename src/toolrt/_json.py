@@ -31,6 +31,8 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any, NoReturn, TypeAlias
 
+from toolrt._errors import NotLosslessJsonError
+
 __all__ = [
     "MAX_SAFE_INTEGER",
     "FrozenDict",
@@ -49,15 +51,6 @@ JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, J
 """Any JSON value. Snapshots use :class:`FrozenList` / :class:`FrozenDict` for containers."""
 
 MAX_SAFE_INTEGER = 2**53 - 1
-
-
-class NotLosslessJsonError(TypeError):
-    """A value is not lossless JSON. ``path`` locates the offending part (``value.a[0]``)."""
-
-    def __init__(self, reason: str, path: str = "value") -> None:
-        super().__init__(f"{path}: {reason}")
-        self.reason = reason
-        self.path = path
 
 
 def _immutable(self: object, *args: object, **kwargs: object) -> NoReturn:
@@ -242,7 +235,7 @@ def snapshot_json(value: object, path: str = "value") -> Any:
     True
     >>> snapshot_json(float("nan"))
     Traceback (most recent call last):
-    toolrt._json.NotLosslessJsonError: value: NaN and infinities are not JSON numbers
+    toolrt._errors.NotLosslessJsonError: value: NaN and infinities are not JSON numbers
     """
     kind = type(value)
     if kind is str or value is None or kind is bool or kind is FrozenDict or kind is FrozenList:

@@ -660,8 +660,8 @@ _LAUNCHER = r"""
 import asyncio, json, os, sys
 held = os.open(sys.argv[2], os.O_RDONLY)  # the secret, open in the parent (for /proc/<ppid>/fd)
 spec = json.loads(sys.stdin.read())
-from toolrt.runtimes.base import NO_VALUE, CodeRunLimits, CodeRunRequest
-from toolrt.runtimes.python_sandbox import ProbeResults, PythonSandboxRuntime
+from toolrt.codemode._code_runtime import NO_VALUE, CodeRunLimits, CodeRunRequest
+from toolrt.sandbox import ProbeResults, PythonSandboxRuntime
 
 async def main():
     probes = ProbeResults(**spec["probes"])

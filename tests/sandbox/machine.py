@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from toolrt.runtimes.python_sandbox import ProbeResults
-from toolrt.runtimes.python_sandbox.host import probe_host
+from toolrt.sandbox import ProbeResults
+from toolrt.sandbox.host import probe_host
 
 PROBES: ProbeResults | None = probe_host() if sys.platform == "linux" else None
 

@@ -48,7 +48,7 @@ import attack_programs as P
 import pytest
 from evidence import ENV_CANARY_NAME, IS_ROOT, Evidence, LaunchedResult, TreeWatcher, check, pid_alive
 
-from toolrt.runtimes.base import (
+from toolrt.codemode._code_runtime import (
     NO_VALUE,
     CodeBindingNamespace,
     CodeErrorClass,
@@ -56,8 +56,8 @@ from toolrt.runtimes.base import (
     CodeRunRequest,
     CodeRunResult,
 )
-from toolrt.runtimes.python_sandbox import ProbeResults, PythonSandboxRuntime
-from toolrt.runtimes.python_sandbox.host import probe_host
+from toolrt.sandbox import ProbeResults, PythonSandboxRuntime
+from toolrt.sandbox.host import probe_host
 
 LINUX = sys.platform == "linux"
 X86_64 = os.uname().machine == "x86_64" if hasattr(os, "uname") else False

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from machine import confined_backends
 
-from toolrt.runtimes.base import CodeRunRequest
-from toolrt.runtimes.python_sandbox import PythonSandboxRuntime, bootstrap, child_code
+from toolrt.codemode._code_runtime import CodeRunRequest
+from toolrt.sandbox import PythonSandboxRuntime, bootstrap, child_code
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="children get the table on Linux only")
 

@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from toolrt.runtimes.python_sandbox import confine, probe, seccomp_tables
+from toolrt.sandbox import confine, probe, seccomp_tables
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux-only confinement")
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from toolrt.runtimes.python_sandbox import limits
-from toolrt.runtimes.python_sandbox.limits import _MAX_DEPTH, _dir_usage
+from toolrt.sandbox import limits
+from toolrt.sandbox.limits import _MAX_DEPTH, _dir_usage
 
 
 def test_counts_bytes_and_entries_of_the_whole_tree(tmp_path: Path) -> None:

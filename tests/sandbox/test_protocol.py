@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from toolrt._json import is_lossless_json, snapshot_json
-from toolrt.runtimes.python_sandbox import bootstrap
-from toolrt.runtimes.python_sandbox.protocol import (
+from toolrt.sandbox import bootstrap
+from toolrt.sandbox.protocol import (
     MAX_JSON_DEPTH,
     BootFailed,
     Call,

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from toolrt.runtimes.base import CodeRunRequest, CodeRunResult
-from toolrt.runtimes.python_sandbox import ProbeResults, PythonSandboxRuntime, probe
-from toolrt.runtimes.python_sandbox.backends import _DROP_TO, _resolve_plan
-from toolrt.runtimes.python_sandbox.bootstrap import CHILD_FILES
-from toolrt.runtimes.python_sandbox.host import probe_host
+from toolrt.codemode._code_runtime import CodeRunRequest, CodeRunResult
+from toolrt.sandbox import ProbeResults, PythonSandboxRuntime, probe
+from toolrt.sandbox.backends import _DROP_TO, _resolve_plan
+from toolrt.sandbox.bootstrap import CHILD_FILES
+from toolrt.sandbox.host import probe_host
 
 IS_ROOT = sys.platform == "linux" and os.geteuid() == 0
 PROBES = probe_host() if IS_ROOT else None

@@ -22,7 +22,8 @@ from typing import Any
 import pytest
 from machine import PROBES, confined_backends
 
-from toolrt.runtimes.base import (
+from toolrt._abort import AbortController
+from toolrt.codemode._code_runtime import (
     NO_VALUE,
     BindingAnswer,
     CodeBindingNamespace,
@@ -32,8 +33,7 @@ from toolrt.runtimes.base import (
     CodeRunResult,
     CodeRuntime,
 )
-from toolrt.runtimes.python_sandbox import ProbeResults, PythonSandboxRuntime
-from toolrt.signal import AbortController
+from toolrt.sandbox import ProbeResults, PythonSandboxRuntime
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the Python sandbox is Linux-only")
 
@@ -380,7 +380,7 @@ async def test_a_binding_answer_is_replied_to_from_inside_its_resolution(
 ) -> None:
     # The point of a BindingAnswer: the reply frame is written while set_result runs, not one
     # event-loop turn later from a done-callback.
-    from toolrt.runtimes.python_sandbox import child as child_module
+    from toolrt.sandbox import child as child_module
 
     loop = asyncio.get_running_loop()
     resolving = [False]
@@ -527,7 +527,7 @@ async def test_the_disk_quota_is_polled_off_the_event_loop(monkeypatch: pytest.M
     directory, only the poll can catch files that are each under the per-file limit."""
     if "landlock" not in BACKENDS:
         pytest.skip("needs the landlock backend (under bwrap the tmpfs itself refuses the bytes)")
-    from toolrt.runtimes.python_sandbox import run as run_module
+    from toolrt.sandbox import run as run_module
 
     threads: set[int] = set()
     real = run_module._dir_usage
@@ -558,7 +558,7 @@ async def test_a_short_run_never_polls_the_disk(monkeypatch: pytest.MonkeyPatch)
     # thread hand-off (its work dir was empty when it started).
     if "landlock" not in BACKENDS:
         pytest.skip("only the landlock backend polls the work dir (bwrap's tmpfs is size-capped)")
-    from toolrt.runtimes.python_sandbox import run as run_module
+    from toolrt.sandbox import run as run_module
 
     polls: list[str] = []
     real = run_module._dir_usage

@@ -28,12 +28,12 @@ from typing import Any
 
 import pytest
 
-from toolrt.runtimes.base import CodeRunRequest, CodeRunResult
-from toolrt.runtimes.python_sandbox import ProbeResults, PythonSandboxRuntime, probe, seatbelt
-from toolrt.runtimes.python_sandbox.backends import _achieved, _Plan, _resolve_plan, probe_host
-from toolrt.runtimes.python_sandbox.child import _BootFailure, _Child
-from toolrt.runtimes.python_sandbox.limits import _BootSpec
-from toolrt.runtimes.python_sandbox.protocol import Ready
+from toolrt.codemode._code_runtime import CodeRunRequest, CodeRunResult
+from toolrt.sandbox import ProbeResults, PythonSandboxRuntime, probe, seatbelt
+from toolrt.sandbox.backends import _achieved, _Plan, _resolve_plan, probe_host
+from toolrt.sandbox.child import _BootFailure, _Child
+from toolrt.sandbox.limits import _BootSpec
+from toolrt.sandbox.protocol import Ready
 
 SANDBOX_DIR = Path(seatbelt.__file__).resolve().parent
 sysconfig.get_config_vars()  # loaded now: it picks its data module by sys.platform, which tests patch
@@ -784,7 +784,7 @@ def test_unconfined_rlimits_tolerate_rlimit_as_off_linux_only() -> None:
             return real(which, limits)
         resource.setrlimit = setrlimit
         sys.platform = sys.argv[2]
-        from toolrt.runtimes.python_sandbox import bootstrap
+        from toolrt.sandbox import bootstrap
         policy = {"cpuSeconds": 5, "memoryBytes": 1 << 30, "maxFileBytes": 1 << 20, "maxOpenFiles": 64}
         try:
             print(json.dumps(bootstrap._rlimits_only(policy)))

@@ -1,0 +1,31 @@
+"""Policies: installers that add behaviour around every call through the runtime's stages.
+
+Each installer returns a disposer; the policies compose (approvals answer ``Ask`` decisions, the
+timeout wraps execution, spill bounds what reaches the model).
+"""
+
+from toolrt.policies._approvals import (
+    ApprovalRule,
+    Approvals,
+    describe_request,
+    fingerprint,
+    rule_answerer,
+    terminal_answerer,
+)
+from toolrt.policies._spill import SPILL_READER_NAME, SpillStore, install_spill_policy, spill_reader_tool
+from toolrt.policies._timeout import TIMEOUT_CODE, install_timeout_policy
+
+__all__ = [
+    "SPILL_READER_NAME",
+    "TIMEOUT_CODE",
+    "ApprovalRule",
+    "Approvals",
+    "SpillStore",
+    "describe_request",
+    "fingerprint",
+    "install_spill_policy",
+    "install_timeout_policy",
+    "rule_answerer",
+    "spill_reader_tool",
+    "terminal_answerer",
+]

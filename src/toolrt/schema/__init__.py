@@ -2,13 +2,13 @@
 
 Three layers, each usable on its own:
 
-* :mod:`~toolrt.schema.subset` — the enforced raw JSON-Schema subset (what the model sees):
+* :mod:`~toolrt.schema._subset` — the enforced raw JSON-Schema subset (what the model sees):
   :func:`assert_supported_json_schema` reports *every* unsupported construct at once.
-* :mod:`~toolrt.schema.validator` — :func:`compile_validator` turns an asserted schema into a
+* :mod:`~toolrt.schema._validator` — :func:`compile_validator` turns an asserted schema into a
   :class:`Validator` whose ``validate(value, path)`` returns path-qualified violation messages,
   byte-identical to upstream ``@dsh-cc/tools``; :func:`validate_json_schema_value` does the same
   with a small identity-keyed cache of compiled validators.
-* :mod:`~toolrt.schema.dsl` — the author DSL ``define_tool`` takes (:data:`ParameterSchemaSpec`,
+* :mod:`~toolrt.schema._dsl` — the author DSL ``define_tool`` takes (:data:`ParameterSchemaSpec`,
   :data:`ValueSchemaSpec`), compiled to the raw subset.
 
 Python adaptations of upstream's JavaScript rules are documented in each module; the short form:
@@ -18,7 +18,7 @@ a JSON object is a ``dict`` with ``str`` keys, an array a ``list``/``tuple``, ``
 
 from __future__ import annotations
 
-from .dsl import (
+from toolrt.schema._dsl import (
     ArrayParameterSpec,
     ArrayValueSchemaSpec,
     BooleanParameterSpec,
@@ -44,13 +44,13 @@ from .dsl import (
     validate_args,
     value_schema_spec_to_json_schema,
 )
-from .subset import (
+from toolrt.schema._subset import (
     SCHEMA_TYPES,
     assert_object_json_schema,
     assert_supported_json_schema,
     json_schema_violations,
 )
-from .validator import Validator, compile_validator, validate_json_schema_value
+from toolrt.schema._validator import Validator, compile_validator, validate_json_schema_value
 
 __all__ = [
     "SCHEMA_TYPES",

@@ -1,7 +1,7 @@
-"""Compiled schema nodes: the table :class:`~toolrt.schema.validator.Validator` walks.
+"""Compiled schema nodes: the table :class:`~toolrt.schema._validator.Validator` walks.
 
 Split from the validator so the hot walk and the one-off compilation read separately. Compilation
-runs on an *asserted* schema (see :mod:`toolrt.schema.subset`), iteratively, and shares one node
+runs on an *asserted* schema (see :mod:`toolrt.schema._subset`), iteratively, and shares one node
 per reused subschema object, so a DAG of shared definitions compiles in linear time. Everything a
 scalar check needs at validation time is precomputed here: the exact Python type that passes
 without further checks, normalised ``enum``/``const`` values, and the message texts with
@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from .._json import js_json_dumps
-from ..errors import JsonSchemaError
-from .subset import _plain_scalar, _read_array, _read_record
+from toolrt._errors import JsonSchemaError
+from toolrt._json import js_json_dumps
+from toolrt.schema._subset import _plain_scalar, _read_array, _read_record
 
 # Node kinds. Everything up to _LAST_INLINE is checked inline by the parent without a frame.
 _ANY: Final = 0

@@ -1,0 +1,211 @@
+"""The call as the pipeline sees it: :class:`ToolExecutionInput` in, :class:`ToolExecution` inside.
+
+The caller describes a call with a :class:`ToolExecutionInput`. The runtime mints a fresh
+:class:`ExecutionToken`, snapshots the arguments as frozen lossless JSON, and hands every listener and
+the body one :class:`ToolExecution`. Its fields are read-only, with one exception: a ``tools/execute``
+wrapper (a timeout policy, say) may replace ``signal`` for the duration of its ``next()`` call and
+must restore it afterwards. Once the result is published the execution is frozen entirely.
+
+The body receives the same object typed as :class:`ToolRunContext`, whose two extra methods only mean
+something there: ``defer_context`` (attach a user message after the final result, even if the body
+later fails) and ``conclude_turn`` (ask the agent loop to end the turn after this batch).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from toolrt._abort import AbortSignal
+from toolrt._content import UserMessage
+
+__all__ = ["ExecutionToken", "ToolExecution", "ToolExecutionInput", "ToolRunContext"]
+
+
+class ExecutionToken:
+    """An opaque, unique identity for one execution: compare with ``is``/``==``, nothing else.
+
+    Nested calls (Code Mode bindings, composite tools) pass their enclosing execution's token as
+    ``parent``; it never crosses a model, log or process boundary.
+    """
+
+    __slots__ = ("__weakref__",)
+
+    def __repr__(self) -> str:
+        return f"<ExecutionToken {id(self):#x}>"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolExecutionInput:
+    """A call to execute.
+
+    ``signal`` is required: every call is cancellable by its caller. ``agent`` is the scope key of the
+    calling agent (``None`` for an agent-less call, which sees only global tools). ``parent`` is the
+    token of an enclosing execution for nested calls. ``root_call_id`` names the root model call of a
+    nested tree and defaults to ``call_id``.
+    """
+
+    call_id: str
+    name: str
+    arguments: Any
+    signal: AbortSignal
+    agent: Hashable | None = None
+    parent: ExecutionToken | None = None
+    root_call_id: str | None = None
+
+
+class ToolExecution:
+    """One call inside the pipeline (see the module docstring for what may change and when)."""
+
+    __slots__ = (
+        "_agent",
+        "_arguments",
+        "_body_invoked",
+        "_call_id",
+        "_caller",
+        "_canonical",
+        "_chain",
+        "_concluded",
+        "_deferred",
+        "_finalizer",
+        "_frozen",
+        "_name",
+        "_parent",
+        "_root_call_id",
+        "_signal",
+        "_signal_writable",
+        "_token",
+    )
+
+    def __init__(  # noqa: PLR0917 - positional on purpose: the pipeline builds one per call
+        self,
+        call_id: str,
+        root_call_id: str,
+        name: str,
+        arguments: Any,
+        agent: Hashable | None,
+        parent: ExecutionToken | None,
+        signal: AbortSignal,
+        finalizer: Any = None,
+    ) -> None:
+        self._token = ExecutionToken()
+        self._call_id = call_id
+        self._root_call_id = root_call_id
+        self._name = name
+        self._arguments = arguments
+        self._agent = agent
+        self._parent = parent
+        self._signal = signal
+        self._deferred: list[UserMessage] | None = None
+        self._concluded = False
+        self._frozen = False
+        self._signal_writable = False
+        # Runtime bookkeeping, kept on the execution to avoid a second object per call: the
+        # caller's original signal (re-fused before the body), the finalize_content captured at
+        # creation, whether the body was invoked (ABORTED vs ABORTED_BEFORE_DISPATCH), the result
+        # the registry itself produced (wrappers' results are re-normalised), the scope chain.
+        self._caller = signal
+        self._finalizer = finalizer
+        self._body_invoked = False
+        self._canonical: Any = None
+        self._chain: Any = None
+
+    @property
+    def token(self) -> ExecutionToken:
+        """This execution's unique identity."""
+        return self._token
+
+    @property
+    def call_id(self) -> str:
+        """The model's id for this call (``<outer>:code:<n>`` for Code Mode sub-calls)."""
+        return self._call_id
+
+    @property
+    def root_call_id(self) -> str:
+        """The id of the root model call of a nested tree (``call_id`` for direct calls)."""
+        return self._root_call_id
+
+    @property
+    def name(self) -> str:
+        """The tool name as the model called it."""
+        return self._name
+
+    @property
+    def arguments(self) -> Any:
+        """The frozen lossless snapshot of the arguments (``None`` if they could not be snapshotted)."""
+        return self._arguments
+
+    @property
+    def agent(self) -> Hashable | None:
+        """The calling agent's scope key, or ``None``."""
+        return self._agent
+
+    @property
+    def parent(self) -> ExecutionToken | None:
+        """The enclosing execution's token for nested calls."""
+        return self._parent
+
+    @property
+    def signal(self) -> AbortSignal:
+        """The cancellation signal: the caller's, a wrapper's replacement, or the body's fused one."""
+        return self._signal
+
+    @signal.setter
+    def signal(self, value: AbortSignal) -> None:
+        if not self._signal_writable or self._frozen:
+            raise AttributeError(
+                "cannot set ToolExecution.signal: only a tools/execute wrapper may replace it"
+            )
+        if not isinstance(value, AbortSignal):
+            raise TypeError("ToolExecution.signal must be an AbortSignal")
+        self._signal = value
+
+    def defer_context(self, message: UserMessage) -> None:
+        """Attach ``message`` after this call's final result, even if the body later fails.
+
+        Deferred contexts come before contexts added by wrappers and post-execute policy. A blocked
+        result drops them (the policy that blocked decides what the model reads).
+        """
+        if self._frozen:
+            raise RuntimeError("defer_context() called after the execution finished")
+        if self._deferred is None:
+            self._deferred = []
+        self._deferred.append(message)
+
+    def conclude_turn(self) -> None:
+        """Mark a successful result of this call as concluding the agent's turn."""
+        if self._frozen:
+            raise RuntimeError("conclude_turn() called after the execution finished")
+        self._concluded = True
+
+    @property
+    def frozen(self) -> bool:
+        """Whether the result has been published (every field is then final)."""
+        return self._frozen
+
+    def __repr__(self) -> str:
+        return f"<ToolExecution {self._name!r} call_id={self._call_id!r} agent={self._agent!r}>"
+
+
+class ToolRunContext(Protocol):
+    """What a tool body receives beside its arguments (the :class:`ToolExecution` itself)."""
+
+    @property
+    def token(self) -> ExecutionToken: ...
+    @property
+    def call_id(self) -> str: ...
+    @property
+    def root_call_id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def arguments(self) -> Any: ...
+    @property
+    def agent(self) -> Hashable | None: ...
+    @property
+    def parent(self) -> ExecutionToken | None: ...
+    @property
+    def signal(self) -> AbortSignal: ...
+    def defer_context(self, message: UserMessage) -> None: ...
+    def conclude_turn(self) -> None: ...

@@ -1,0 +1,575 @@
+"""The execute pipeline: prepare → dispatch → finalize → finish.
+
+Every call runs the same stages, and every failure anywhere becomes a structured result — never an
+exception that escapes to the agent loop (task cancellation excepted: ``CancelledError`` always
+propagates, after observers have been told the call ended)::
+
+    prepare    snapshot + freeze arguments, resolve the name for the caller's scope,
+               tools/pre-execute (allow / deny / ask → approval), monotonic guards
+    dispatch   tools/execute wrappers around the body; arguments validated; the body runs
+               with the caller's signal fused back in; the value is validated and rendered
+    finalize   tools/post-execute (accept, replace content or value, block)
+    finish     snapshot the result, apply the tool's finalize_content, freeze, tools/result
+
+The stages are exposed one by one (:class:`Pipeline`) so a scheduler can run ``prepare`` in model
+order, overlap only ``dispatch``, and commit in model order. ``prepare`` says where the call goes
+next: ``dispatch``, ``post-result`` (a result that still passes post-execute, e.g. a denial) or
+``final-result`` (a result that skips it, e.g. invalid arguments).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from toolrt._abort import AbortController, AbortSignal, fuse_signals
+from toolrt._decisions import UNSET, Accept, Allow, Ask, Block, Deny, PreToolDecision
+from toolrt._errors import ToolArgsError, ToolNotFoundError, ToolOutputError
+from toolrt._events import EventBus, message_of
+from toolrt._execution import ToolExecution, ToolExecutionInput
+from toolrt._json import NotLosslessJsonError, js_json_dumps, snapshot_json
+from toolrt._result_builders import (
+    _aborted,
+    _as_content,
+    _collapsed_message,
+    _failure,
+    _feedback_message,
+    _frozen,
+    _join_contexts,
+    _materialize,
+    _project,
+    _rebuild,
+    _result_field,
+    tool_error_result,
+)
+from toolrt._results import (
+    ToolError,
+    ToolErrorInfo,
+    ToolExecutionResult,
+    ToolFailure,
+    ToolSuccess,
+    make_failure,
+    make_success,
+)
+from toolrt._threads import run_in_worker
+
+if TYPE_CHECKING:
+    from toolrt._approval_request import ApprovalService
+    from toolrt._registry import ToolRegistry
+    from toolrt._tool_definition import ToolDefinition
+
+__all__ = ["DispatchOutcome", "Pipeline", "Prepared", "tool_error_result"]
+
+
+_ALLOW = Allow()
+_ACCEPT = Accept()
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """Where a call goes after ``prepare``: ``dispatch`` it, or post/finish an early ``result``."""
+
+    kind: Literal["dispatch", "post-result", "final-result"]
+    execution: ToolExecution
+    result: ToolExecutionResult | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DispatchOutcome:
+    """The result of ``dispatch``: ``post-result`` goes through post-execute, ``final-result`` not."""
+
+    kind: Literal["post-result", "final-result"]
+    result: ToolExecutionResult
+
+
+class Pipeline:
+    """The staged pipeline of one runtime (see the module docstring)."""
+
+    def __init__(self, registry: ToolRegistry, events: EventBus) -> None:
+        self._registry = registry
+        self._events = events
+        self.approval: ApprovalService | None = None
+
+    # --- stage 1: create -----------------------------------------------------------------------
+
+    def _create(self, call: ToolExecutionInput) -> tuple[ToolExecution, ToolExecutionResult | None]:
+        call_id, name, raw_arguments = call.call_id, call.name, call.arguments
+        signal, agent, parent = call.signal, call.agent, call.parent
+        if not isinstance(signal, AbortSignal):
+            raise TypeError("ToolExecutionInput.signal must be an AbortSignal (every call is cancellable)")
+        registry = self._registry
+        visible = registry.view(agent).visible.get(name)
+        collapsed = visible is not None and registry.collapses(name, agent, parent is not None)
+        error: BaseException | None = None
+        try:
+            arguments = snapshot_json(raw_arguments)
+        except NotLosslessJsonError:
+            arguments = None
+            error = TypeError("tool execution arguments must be losslessly JSON-serializable")
+        except Exception as raised:
+            arguments = None
+            error = raised
+        execution = ToolExecution(
+            call_id,
+            call_id if call.root_call_id is None else call.root_call_id,
+            name,
+            arguments,
+            agent,
+            parent,
+            signal,
+            None if visible is None else visible.finalize_content,
+        )
+        if error is not None:
+            if collapsed and not signal.aborted:
+                execution._finalizer = None
+            return execution, tool_error_result(error)
+        if collapsed:
+            if signal.aborted:
+                return execution, _aborted(False)
+            execution._finalizer = None
+            return execution, _failure(
+                _collapsed_message(name), ToolErrorInfo("ToolNotFoundError", "UNKNOWN_TOOL")
+            )
+        return execution, None
+
+    def _listeners(self, execution: ToolExecution, event: str) -> Any:
+        listeners = self._events._listeners.get(event)
+        if not listeners:
+            return ()
+        if execution._chain is None:
+            execution._chain = self._registry.chain(execution.agent)[1]
+        return EventBus.admitted(listeners, execution._chain)
+
+    def reject(self, call: ToolExecutionInput, error: BaseException) -> ToolExecutionResult:
+        """Fail a call before policy with ``error`` (e.g. arguments that are not valid JSON).
+
+        The call is created like any other (its arguments snapshotted when possible), skips every
+        policy and dispatch phase like invalid arguments do, and publishes exactly one result.
+        """
+        execution, early = self._create(call)
+        return self.finish(execution, early if early is not None else tool_error_result(error))
+
+    # --- stage 2: prepare ----------------------------------------------------------------------
+
+    async def prepare(self, call: ToolExecutionInput) -> Prepared:
+        """Create the execution and run policy; never raises for a model mistake."""
+        execution, early = self._create(call)
+        if early is not None:
+            return Prepared("final-result", execution, early)
+        kind, result = await self._prepare(execution)
+        return Prepared(kind, execution, result)
+
+    async def _prepare(
+        self, execution: ToolExecution
+    ) -> tuple[Literal["dispatch", "post-result", "final-result"], ToolExecutionResult | None]:
+        caller = execution._caller
+        if caller.aborted:
+            return "final-result", _aborted(False)
+        try:
+            listeners = self._listeners(execution, "tools/pre-execute")
+            decision: Any = _ALLOW
+            if listeners:
+                decision = await EventBus.waterfall(listeners, (execution,), _allow)
+            approval_cancelled = False
+            if type(decision) is Ask:
+                decision, approval_cancelled = await self._ask(execution, decision)
+            elif not isinstance(decision, Allow | Deny | Ask):
+                raise TypeError(
+                    "tools/pre-execute must return a decision (Allow, Deny or Ask; return next() to "
+                    f"delegate), got {decision!r}"
+                )
+            if approval_cancelled and _fired(caller):
+                return "post-result", _aborted(False)
+            reason = decision.reason if type(decision) is Deny else self._registry.guard_reason(execution)
+            if reason is not None:
+                return "post-result", _failure(str(reason))
+            if _fired(caller):
+                return "post-result", _aborted(False)
+            return "dispatch", None
+        except asyncio.CancelledError:
+            raise
+        except BaseException as error:
+            return "final-result", tool_error_result(error)
+
+    async def _ask(self, execution: ToolExecution, ask: Ask) -> tuple[PreToolDecision, bool]:
+        name = execution.name
+        approval = self.approval
+        if approval is None:
+            return Deny(
+                ask.reason
+                if ask.reason is not None
+                else f'tool "{name}" requires approval (not yet supported)'
+            ), False
+        if execution.agent is None:
+            return Deny(
+                f'tool "{name}" requires approval, but the call has no agent to route it through'
+            ), False
+        from toolrt._approval_request import ApprovalRequest
+
+        # Typed as object: the service is third-party code and may answer outside the protocol.
+        outcome: object = await approval.request(
+            ApprovalRequest(
+                agent=execution.agent,
+                tool_name=name,
+                call_id=execution.call_id,
+                reason=ask.reason,
+                signal=execution.signal,
+                arguments=execution.arguments,
+                execution=execution,
+            )
+        )
+        if outcome == "allowed-once":
+            return _ALLOW, False
+        if outcome == "rejected":
+            return Deny(f'the user rejected tool "{name}"'), False
+        if outcome == "cancelled":
+            return Deny(f'approval for tool "{name}" was cancelled'), True
+        if outcome == "unavailable":
+            return Deny(f'tool "{name}" requires approval, but no approval channel is available'), False
+        try:
+            shown = js_json_dumps(snapshot_json(outcome))
+        except Exception:
+            shown = repr(outcome)
+        raise TypeError(f"unreachable variant in ApprovalOutcome: {shown}")
+
+    # --- stage 3: dispatch ---------------------------------------------------------------------
+
+    async def dispatch(self, execution: ToolExecution) -> DispatchOutcome:
+        """Run ``tools/execute`` wrappers around the body and normalise what comes back."""
+        kind, result = await self._dispatch(execution)
+        return DispatchOutcome(kind, result)
+
+    async def _dispatch(
+        self, execution: ToolExecution
+    ) -> tuple[Literal["post-result", "final-result"], ToolExecutionResult]:
+        try:
+            listeners = (
+                self._listeners(execution, "tools/execute")
+                if self._events._listeners.get("tools/execute")
+                else ()
+            )
+            if listeners:
+                execution._signal_writable = True
+                try:
+                    returned = await EventBus.waterfall(
+                        listeners, (execution,), lambda: self._dispatch_body(execution)
+                    )
+                finally:
+                    execution._signal_writable = False
+                    execution._signal = execution._caller
+                result = self._normalize(execution, returned)
+            else:
+                result = await self._dispatch_body(execution)
+            deferred = execution._deferred
+            if deferred:
+                contexts = _result_field([*deferred, *result.additional_contexts])
+                result = _rebuild(result, result.content, result.meta, contexts)
+            if not result.is_error and execution._caller.aborted:
+                result = _aborted(execution._body_invoked, result.additional_contexts)
+            return "post-result", result
+        except asyncio.CancelledError:
+            raise
+        except BaseException as error:
+            return "final-result", tool_error_result(error)
+
+    async def _dispatch_body(self, execution: ToolExecution) -> ToolExecutionResult:
+        wrapper_signal = execution._signal
+        if wrapper_signal is execution._caller:
+            fused, detach = wrapper_signal, _noop
+        else:
+            fused, detach = fuse_signals(execution._caller, wrapper_signal)
+        writable = execution._signal_writable
+        try:
+            if fused.aborted:
+                result: ToolExecutionResult = _aborted(False)
+                execution._canonical = result
+                return result
+            execution._signal = fused
+            # Wrappers may swap the signal around next(); the body itself never may.
+            execution._signal_writable = False
+            definition = self._registry.resolve_execution(
+                execution.name, execution.agent, execution.parent is not None
+            )
+            try:
+                if definition is None:
+                    raise ToolNotFoundError(f'unknown tool "{execution.name}"')
+                execution._body_invoked = True
+                if definition.validate_arguments is not None:
+                    violations = definition.validate_arguments(execution.arguments)
+                    if violations:
+                        raise ToolArgsError(violations)
+                if definition.body_is_async:
+                    value = await definition.execute(execution.arguments, execution)
+                else:
+                    value = await self._run_sync_body(definition, execution)
+                result = self._success(execution, definition, value, ())
+                if _fired(fused):
+                    result = _aborted(True)
+            except asyncio.CancelledError:
+                raise
+            except BaseException as error:
+                result = tool_error_result(error)
+            execution._canonical = result
+            return result
+        finally:
+            # Restore the wrapper's signal unless something still owns the body's one: a worker thread
+            # left running by task cancellation, or a call already published (a detached body).
+            if execution._signal is fused and not execution._frozen:
+                execution._signal = wrapper_signal
+                execution._signal_writable = writable
+            detach()
+
+    async def _run_sync_body(self, definition: ToolDefinition, execution: ToolExecution) -> Any:
+        if definition.run_inline:
+            outcome = definition.execute(execution.arguments, execution)
+        else:
+            outcome = await self._run_on_thread(definition, execution)
+        if inspect.isawaitable(outcome):
+            outcome = await outcome
+        return outcome
+
+    async def _run_on_thread(self, definition: ToolDefinition, execution: ToolExecution) -> Any:
+        # A worker thread cannot be interrupted. If the awaiting task is cancelled, the body's signal
+        # fires so a cooperative body can stop; one that ignores it is reported, never forgotten.
+        thread_abort = AbortController()
+        entry_signal = execution._signal
+        body_signal, detach = fuse_signals(entry_signal, thread_abort.signal)
+        execution._signal = body_signal
+        finished = [False]
+        future = run_in_worker(definition.execute, execution.arguments, execution, done=finished)
+        try:
+            returned, raised = await future
+        except asyncio.CancelledError:
+            thread_abort.abort("the task awaiting this tool call was cancelled")
+            if not finished[0]:
+                from toolrt._events import logger
+
+                logger.warning(
+                    'tool "%s" (%s): task cancelled while its synchronous body runs on a worker thread; '
+                    "the thread was signalled and keeps running until the body returns",
+                    execution.name,
+                    execution.call_id,
+                )
+            # The body may still re-read ctx.signal: leave it the aborted one.
+            raise
+        detach()
+        execution._signal = entry_signal
+        if raised is not None:
+            # Re-raised here, in this frame, so any BaseException (GeneratorExit, SystemExit...) is
+            # an ordinary failed call instead of something asyncio throws into the task.
+            raise raised
+        return returned
+
+    def _success(
+        self, execution: ToolExecution, definition: ToolDefinition, value: Any, contexts: Any
+    ) -> ToolSuccess:
+        """Snapshot, validate, freeze and render a canonical value (S1)."""
+        name = execution.name
+        try:
+            snapshot = snapshot_json(value)
+        except NotLosslessJsonError:
+            raise ToolOutputError(name, "value is not lossless JSON") from None
+        except Exception as error:
+            raise ToolOutputError(name, f"value snapshot failed: {message_of(error)}") from None
+        validator = definition.compiled_output
+        if validator is None:
+            from toolrt.schema import compile_validator
+
+            validator = compile_validator(definition.output.schema)
+            object.__setattr__(definition, "compiled_output", validator)
+        violations = validator.validate(snapshot, "value")
+        if violations:
+            raise ToolOutputError(name, "; ".join(violations), violations)
+        output = definition.output
+        content = _project(name, "render", output.render, execution.arguments, snapshot)
+        content = _as_content(name, content)
+        meta = None
+        if execution.parent is None and output.presentation_meta is not None:
+            # The label is model-facing text: upstream's name for the projector, byte for byte.
+            meta = _project(name, "presentationMeta", output.presentation_meta, execution.arguments, snapshot)
+        return make_success(snapshot, content, meta, contexts, execution._concluded)
+
+    def _normalize(self, execution: ToolExecution, returned: Any) -> ToolExecutionResult:
+        """What a ``tools/execute`` chain returned, re-bound to this call's output declaration."""
+        if returned is execution._canonical and returned is not None:
+            return returned  # type: ignore[no-any-return]
+        if isinstance(returned, ToolFailure):
+            error = returned.error
+            if not isinstance(error, ToolError):
+                raise TypeError("a tools/execute wrapper returned a ToolFailure without a ToolError")
+            return make_failure(
+                ToolError(str(error.message), error.info),
+                _as_content(execution.name, _result_field(returned.content)),
+                _frozen(returned.meta),
+                _frozen(returned.additional_contexts),
+            )
+        if isinstance(returned, ToolSuccess):
+            # A wrapper-authored (or cached) success is revalidated under the active declaration;
+            # its own content is ignored and re-rendered from the value.
+            definition = self._registry.resolve_execution(
+                execution.name, execution.agent, execution.parent is not None
+            )
+            if definition is None:
+                raise ToolNotFoundError(f'unknown tool "{execution.name}"')
+            return self._success(execution, definition, returned.value, _frozen(returned.additional_contexts))
+        raise TypeError(
+            "a tools/execute wrapper must return a ToolSuccess or ToolFailure (return await next()), "
+            f"got {returned!r}"
+        )
+
+    # --- stage 4: finalize (post-execute) ------------------------------------------------------
+
+    async def finalize(self, execution: ToolExecution, result: ToolExecutionResult) -> ToolExecutionResult:
+        """Run ``tools/post-execute``, then :meth:`finish`."""
+        try:
+            listeners = self._listeners(execution, "tools/post-execute")
+            if listeners:
+                decision = await EventBus.waterfall(listeners, (execution, result), _accept)
+                result = self._apply_post(execution, result, decision)
+            if not result.is_error and execution._caller.aborted:
+                result = _aborted(execution._body_invoked, result.additional_contexts)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as error:
+            result = tool_error_result(error)
+        return self.finish(execution, result)
+
+    def _apply_post(
+        self, execution: ToolExecution, result: ToolExecutionResult, decision: Any
+    ) -> ToolExecutionResult:
+        if isinstance(decision, Block):
+            feedback = _as_content(execution.name, _result_field(decision.feedback))
+            return make_failure(
+                ToolError(_feedback_message(feedback)), feedback, None, _frozen(decision.additional_contexts)
+            )
+        if not isinstance(decision, Accept):
+            raise TypeError(
+                "tools/post-execute must return Accept or Block (return next() to delegate), "
+                f"got {decision!r}"
+            )
+        replaces_content = decision.content is not UNSET
+        replaces_value = decision.value is not UNSET
+        contexts = _join_contexts(result.additional_contexts, _frozen(decision.additional_contexts))
+        if replaces_content and replaces_value:
+            raise TypeError("tools/post-execute accept decision cannot replace both value and content")
+        if replaces_value:
+            if result.is_error:
+                raise TypeError("tools/post-execute cannot replace the value of a failed result")
+            definition = self._registry.resolve_execution(
+                execution.name, execution.agent, execution.parent is not None
+            )
+            if definition is None:
+                raise ToolNotFoundError(f'unknown tool "{execution.name}"')
+            return self._success(execution, definition, decision.value, contexts)
+        if replaces_content:
+            content = _as_content(execution.name, _result_field(decision.content))
+            return _rebuild(result, content, result.meta, contexts)
+        if contexts is result.additional_contexts:
+            return result
+        return _rebuild(result, result.content, result.meta, contexts)
+
+    # --- stage 5: finish -----------------------------------------------------------------------
+
+    def finish(self, execution: ToolExecution, result: ToolExecutionResult) -> ToolExecutionResult:
+        """Materialise, apply ``finalize_content`` once, freeze, and publish ``tools/result``."""
+        result = _materialize(result)
+        finalizer = execution._finalizer
+        if finalizer is not None:
+            execution._finalizer = None
+            try:
+                replacement = finalizer(execution, result)
+                if replacement is not None:
+                    content = _as_content(execution.name, _result_field(replacement))
+                    result = _rebuild(result, content, result.meta, result.additional_contexts)
+            except asyncio.CancelledError:
+                raise
+            except BaseException as error:
+                result = _materialize(tool_error_result(error))
+        execution._frozen = True
+        listeners = (
+            self._listeners(execution, "tools/result") if self._events._listeners.get("tools/result") else ()
+        )
+        if listeners:
+            name, call_id = execution.name, execution.call_id
+            self._events.emit(
+                listeners,
+                (execution, result),
+                lambda message: f'tool "{name}" ({call_id}): tools/result observer failed: {message}',
+            )
+        return result
+
+    # --- the whole pipeline --------------------------------------------------------------------
+
+    # --- fast paths shared by execute() and the schedulers ----------------------------------------
+
+    def finish_aborted(self, execution: ToolExecution) -> ToolExecutionResult:
+        """Finish a call whose task was cancelled mid-flight with the matching aborted result
+        (``TOOL_ABORTED`` once the body was invoked, ``TOOL_ABORTED_BEFORE_DISPATCH`` before)."""
+        return self.finish(execution, _aborted(execution._body_invoked))
+
+    def needs_prepare(self, execution: ToolExecution) -> bool:
+        """Whether ``prepare`` has work: pre-execute listeners, guards, or an aborted caller.
+
+        Stages with nothing to do are skipped outright: the common call (no policy listeners, no
+        guards) costs a few microseconds, and every feature costs only when it is used.
+        """
+        return bool(
+            self._events._listeners.get("tools/pre-execute")
+            or self._registry.guard_count
+            or execution._signal.aborted
+        )
+
+    def commit(
+        self, execution: ToolExecution, kind: str, result: ToolExecutionResult
+    ) -> ToolExecutionResult | Coroutine[Any, Any, ToolExecutionResult]:
+        """Finish a dispatched or prepared call: ``finalize`` (a coroutine) when post-execute has
+        listeners and the result is a ``post-result``, else the finished result directly."""
+        if kind == "post-result":
+            if self._events._listeners.get("tools/post-execute"):
+                return self.finalize(execution, result)
+            if not result.is_error and execution._caller.aborted:
+                result = _aborted(execution._body_invoked, result.additional_contexts)
+        return self.finish(execution, result)
+
+    async def execute(self, call: ToolExecutionInput) -> ToolExecutionResult:
+        """Run one call through every stage. Returns a result for every model mistake."""
+        execution, early = self._create(call)
+        if early is not None:
+            return self.finish(execution, early)
+        try:
+            result: ToolExecutionResult | None = None
+            kind: str = "dispatch"
+            if self.needs_prepare(execution):
+                kind, result = await self._prepare(execution)
+            if kind == "dispatch":
+                kind, result = await self._dispatch(execution)
+            assert result is not None
+            committed = self.commit(execution, kind, result)
+            if isinstance(committed, ToolSuccess | ToolFailure):
+                return committed
+            return await committed
+        except asyncio.CancelledError:
+            if not execution._frozen:
+                # Observers hear that the call ended; the task's cancellation still propagates.
+                self.finish_aborted(execution)
+            raise
+
+
+def _noop() -> None:
+    return None
+
+
+def _fired(signal: AbortSignal) -> bool:
+    """Re-read ``signal.aborted`` after an ``await`` (a plain read would be narrowed by type checkers)."""
+    return signal.aborted
+
+
+async def _allow() -> Allow:
+    return _ALLOW
+
+
+async def _accept() -> Accept:
+    return _ACCEPT

@@ -1,0 +1,178 @@
+"""``define_tool``: a typed tool from the schema DSL, validated before its body runs.
+
+>>> from toolrt import define_tool
+>>> read_file = define_tool(
+...     name="read_file",
+...     description="Read a file from disk.",
+...     parameters={"path": {"type": "string", "required": True, "description": "Absolute path"}},
+...     output={"schema": {"type": "string"}},
+...     execute=lambda args, ctx: open(args["path"]).read(),
+... )
+
+Parameter and output schemas are compiled when the tool is defined, so an author mistake raises
+:class:`toolrt.JsonSchemaError` at import time, not at the first call. The model's arguments are
+checked before the body runs; violations come back to the model as one ``INVALID_ARGS`` result it
+can correct from. Presenters and the concurrency classifier are wrapped *softly*: invalid arguments
+give ``None`` / ``False`` instead of raising, because UIs call presenters when replaying old logs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NotRequired, TypedDict
+
+from toolrt._cards import ToolCallView, ToolResultView
+from toolrt._content import ContentBlock
+from toolrt._execution import ToolExecution
+from toolrt._registry import is_valid_timeout_ms
+from toolrt._results import ToolExecutionResult
+from toolrt._tool_definition import (
+    PresentedResult,
+    ToolBody,
+    ToolDefinition,
+    ToolOutput,
+    render_value_as_text,
+)
+from toolrt.schema import (
+    ParameterSchemaSpec,
+    ValueSchemaSpec,
+    compile_validator,
+    parameter_schema_spec_to_json_schema,
+    value_schema_spec_to_json_schema,
+)
+
+__all__ = ["OutputSpec", "define_tool", "soft_presenters"]
+
+
+class OutputSpec(TypedDict):
+    """``define_tool``'s output declaration: a DSL value schema plus optional projectors."""
+
+    schema: ValueSchemaSpec
+    render: NotRequired[Callable[[Any, Any], Sequence[ContentBlock]]]
+    presentation_meta: NotRequired[Callable[[Any, Any], Any]]
+
+
+def define_tool(
+    *,
+    name: str,
+    description: str,
+    parameters: ParameterSchemaSpec,
+    output: OutputSpec,
+    execute: ToolBody,
+    finalize_content: Callable[[ToolExecution, ToolExecutionResult], Sequence[ContentBlock] | None]
+    | None = None,
+    timeout_ms: float | None = None,
+    is_concurrency_safe: Callable[[Any], bool] | None = None,
+    present_call: Callable[[Any], ToolCallView | None] | None = None,
+    present_result: Callable[[Any, PresentedResult], ToolResultView | None] | None = None,
+    run_inline: bool = False,
+) -> ToolDefinition:
+    """Build a :class:`ToolDefinition` from the schema DSL (see the module docstring)."""
+    if not is_valid_timeout_ms(timeout_ms):
+        raise TypeError(f"define_tool({name}): timeout_ms must be a positive finite number")
+    raw_parameters = parameter_schema_spec_to_json_schema(parameters)
+    output_schema = value_schema_spec_to_json_schema(output["schema"])
+    return build_validated_definition(
+        name=name,
+        description=description,
+        parameters=raw_parameters,
+        output=ToolOutput(
+            schema=output_schema,
+            render=output.get("render", render_value_as_text),
+            presentation_meta=output.get("presentation_meta"),
+        ),
+        execute=execute,
+        finalize_content=finalize_content,
+        timeout_ms=timeout_ms,
+        is_concurrency_safe=is_concurrency_safe,
+        present_call=present_call,
+        present_result=present_result,
+        run_inline=run_inline,
+    )
+
+
+def build_validated_definition(
+    *,
+    name: str,
+    description: str,
+    parameters: Mapping[str, Any],
+    output: ToolOutput,
+    execute: ToolBody,
+    finalize_content: Callable[[ToolExecution, ToolExecutionResult], Sequence[ContentBlock] | None]
+    | None = None,
+    timeout_ms: float | None = None,
+    is_concurrency_safe: Callable[[Any], bool] | None = None,
+    present_call: Callable[[Any], ToolCallView | None] | None = None,
+    present_result: Callable[[Any, PresentedResult], ToolResultView | None] | None = None,
+    run_inline: bool = False,
+) -> ToolDefinition:
+    """A definition whose arguments are validated against ``parameters`` (a raw subset schema).
+
+    Shared by :func:`define_tool` and the ``@tool`` decorator: both compile into the same subset.
+    """
+    validator = compile_validator(parameters)
+
+    def validate_arguments(args: Any) -> Sequence[str]:
+        return validator.validate(args, "")
+
+    def is_valid(args: Any) -> bool:
+        try:
+            return not validator.validate(args, "")
+        except Exception:
+            return False
+
+    call_presenter, result_presenter, classifier = soft_presenters(
+        is_valid, present_call, present_result, is_concurrency_safe
+    )
+    return ToolDefinition(
+        name=name,
+        description=description,
+        parameters=parameters,
+        output=output,
+        execute=execute,
+        finalize_content=finalize_content,
+        timeout_ms=timeout_ms,
+        is_concurrency_safe=classifier,
+        present_call=call_presenter,
+        present_result=result_presenter,
+        run_inline=run_inline,
+        validate_arguments=validate_arguments,
+    )
+
+
+def soft_presenters(
+    is_valid: Callable[[Any], bool],
+    present_call: Callable[[Any], ToolCallView | None] | None,
+    present_result: Callable[[Any, PresentedResult], ToolResultView | None] | None,
+    is_concurrency_safe: Callable[[Any], bool] | None,
+) -> tuple[
+    Callable[[Any], ToolCallView | None] | None,
+    Callable[[Any, PresentedResult], ToolResultView | None] | None,
+    Callable[[Any], bool] | None,
+]:
+    """Wrap presenters and the classifier so invalid arguments degrade instead of raising.
+
+    Absent callbacks stay absent (``None``), so a UI can tell "no presenter" from "fell back".
+    """
+    soft_call = None
+    if present_call is not None:
+        call = present_call
+
+        def soft_call(args: Any) -> ToolCallView | None:
+            return call(args) if is_valid(args) else None
+
+    soft_result = None
+    if present_result is not None:
+        result = present_result
+
+        def soft_result(args: Any, presented: PresentedResult) -> ToolResultView | None:
+            return result(args, presented) if is_valid(args) else None
+
+    soft_classifier = None
+    if is_concurrency_safe is not None:
+        classify = is_concurrency_safe
+
+        def soft_classifier(args: Any) -> bool:
+            return classify(args) is True if is_valid(args) else False
+
+    return soft_call, soft_result, soft_classifier

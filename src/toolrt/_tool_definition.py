@@ -1,0 +1,138 @@
+"""What a tool is: :class:`ToolDefinition` with its mandatory :class:`ToolOutput` declaration.
+
+Most tools are built with :func:`toolrt.define_tool` (the schema DSL) or :func:`toolrt.tool` (type
+hints). A ``ToolDefinition`` can also be constructed directly with a raw JSON Schema for
+``parameters`` — the way MCP bridges register tools — in which case the runtime does *not* validate
+arguments (the tool owns its input), but it always validates the returned value against
+``output.schema``.
+
+Only ``name``, ``description`` and ``parameters`` ever reach the model (:class:`ToolSchema`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
+
+from toolrt._cards import ToolCallView, ToolResultView
+from toolrt._content import ContentBlock
+from toolrt._execution import ToolExecution, ToolRunContext
+from toolrt._json import text_block_content
+from toolrt._results import ToolExecutionResult
+
+__all__ = [
+    "PresentedResult",
+    "ToolDefinition",
+    "ToolOutput",
+    "ToolSchema",
+    "render_value_as_text",
+]
+
+
+class ToolSchema(TypedDict):
+    """The model-facing projection of a tool: exactly these three keys."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class PresentedResult(TypedDict, total=False):
+    """The durable part of a result handed to ``present_result`` (live or on log replay)."""
+
+    content: Sequence[ContentBlock]
+    is_error: bool
+    meta: Any
+
+
+def render_value_as_text(args: Any, value: Any) -> Sequence[ContentBlock]:
+    """Default renderer: a string value verbatim, anything else as compact JSON text."""
+    kind = type(value)
+    if kind is str:
+        text = value
+    elif kind is int:
+        text = str(value)
+    elif value is None or kind is bool:
+        text = "null" if value is None else ("true" if value else "false")
+    else:
+        text = json.dumps(value, ensure_ascii=False)
+    return text_block_content(text)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """The canonical output contract: a JSON schema for the value and how to present it.
+
+    ``render(args, value)`` turns the validated value into model-facing content;
+    ``presentation_meta(args, value)`` (optional) derives JSON metadata persisted with the result for
+    UIs, computed for direct (non-nested) calls only.
+    """
+
+    schema: Mapping[str, Any]
+    render: Callable[[Any, Any], Sequence[ContentBlock]] = render_value_as_text
+    presentation_meta: Callable[[Any, Any], Any] | None = None
+
+
+ToolBody = Callable[[Any, ToolRunContext], "Awaitable[Any] | Any"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class ToolDefinition:
+    """A registered tool.
+
+    ``execute(args, ctx)`` may be ``async`` or a plain function; a plain function runs on a worker
+    thread (never blocking the event loop) unless ``run_inline=True`` declares it cheap and
+    non-blocking. ``timeout_ms`` is declarative metadata for a timeout policy, never shown to the
+    model. ``is_concurrency_safe(args)`` returning exactly ``True`` lets the scheduler overlap the
+    call with other safe calls; anything else runs it alone. ``validate_arguments(args)`` returns the
+    violations of the model's arguments (``define_tool`` and ``@tool`` supply it; a raw definition
+    without it owns its own input validation). Definitions compare by identity.
+    """
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    output: ToolOutput
+    execute: ToolBody
+    finalize_content: Callable[[ToolExecution, ToolExecutionResult], Sequence[ContentBlock] | None] | None = (
+        None
+    )
+    timeout_ms: float | None = None
+    is_concurrency_safe: Callable[[Any], bool] | None = None
+    present_call: Callable[[Any], ToolCallView | None] | None = None
+    present_result: Callable[[Any, PresentedResult], ToolResultView | None] | None = None
+    run_inline: bool = False
+    validate_arguments: Callable[[Any], Sequence[str]] | None = None
+    body_is_async: bool = field(default=False, init=False, repr=False, compare=False)
+    compiled_output: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Decided once at definition time so the hot path does not inspect the callable per call.
+        object.__setattr__(self, "body_is_async", _is_async_callable(self.execute))
+
+    def schema(self) -> ToolSchema:
+        """The model-facing projection (parameters are not copied; see ``ToolRuntime.schemas``)."""
+        return {"name": self.name, "description": self.description, "parameters": dict(self.parameters)}
+
+
+_ASYNC_BODY_MARK = "__toolrt_async_body__"
+
+
+def mark_async_body(function: Any) -> Any:
+    """Declare that a plain function returns an awaitable (so it is awaited, not run on a thread).
+
+    The ``@tool`` decorator uses it to hand an async tool's coroutine straight to the pipeline
+    without wrapping it in another coroutine.
+    """
+    setattr(function, _ASYNC_BODY_MARK, True)
+    return function
+
+
+def _is_async_callable(function: object) -> bool:
+    if inspect.iscoroutinefunction(function) or getattr(function, _ASYNC_BODY_MARK, False):
+        return True
+    call = getattr(function, "__call__", None)  # noqa: B004 - an async __call__ on an instance
+    return call is not None and inspect.iscoroutinefunction(call)

@@ -1,0 +1,343 @@
+"""``ToolRuntime``: the registry and the pipeline behind one object, and ``Scope`` for agents.
+
+>>> import asyncio
+>>> from toolrt import ToolRuntime, tool
+>>> runtime = ToolRuntime()
+>>> @tool
+... async def add(a: int, b: int) -> int:
+...     '''Add two integers.'''
+...     return a + b
+>>> dispose = runtime.register(add)
+>>> asyncio.run(runtime.call("add", {"a": 1, "b": 2})).value
+3
+
+Registrations made on the runtime are global. ``runtime.scope(agent)`` returns a :class:`Scope`
+with the same methods whose registrations apply to that agent (and to agents parented to it) and
+are undone together when the scope closes.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Coroutine, Hashable, Iterable, Mapping
+from typing import Any
+
+from toolrt._abort import AbortSignal
+from toolrt._approval_request import ApprovalService
+from toolrt._decisions import ExecutionMode
+from toolrt._events import Disposer, EventBus, EventName, ListenerOwner
+from toolrt._execution import ExecutionToken, ToolExecutionInput
+from toolrt._pipeline import Pipeline
+from toolrt._registry import PresentationMode, ToolGuard, ToolRegistry
+from toolrt._results import ToolExecutionResult
+from toolrt._tool_definition import ToolDefinition, ToolSchema
+from toolrt.codemode._code_runtime import CodeRuntime
+
+__all__ = ["Scope", "SessionSink", "ToolRuntime"]
+
+SessionSink = Callable[[str, Mapping[str, Any]], Any]
+"""Appends one durable event: ``sink(type, data)`` (``SessionLog.append`` fits)."""
+
+_MODES = ("native", "code", "both")
+_call_ids = itertools.count(1)
+
+
+class ToolRuntime(ListenerOwner):
+    """The tool layer of one agent deployment.
+
+    ``mode`` is the default presentation (``native`` function schemas, ``code`` for Code Mode, or
+    ``both``) for scopes that declare none. ``max_parallel_sub_calls`` caps how many concurrency-safe
+    Code Mode bindings overlap. ``approval`` answers ``Ask`` decisions (see :mod:`toolrt._approval_request`).
+    """
+
+    def __init__(
+        self,
+        *,
+        mode: PresentationMode = "native",
+        max_parallel_sub_calls: int = 10,
+        approval: ApprovalService | None = None,
+        code_runtime: CodeRuntime | None = None,
+    ) -> None:
+        super().__init__()
+        if mode not in _MODES:
+            raise ValueError(f'tools mode must be one of "native", "code", "both"; got {mode!r}')
+        if (
+            not isinstance(max_parallel_sub_calls, int)
+            or isinstance(max_parallel_sub_calls, bool)
+            or max_parallel_sub_calls < 1
+        ):
+            raise ValueError("max_parallel_sub_calls must be a positive integer")
+        self._events = EventBus()
+        self._registry = ToolRegistry(self._events, mode)
+        self._pipeline = Pipeline(self._registry, self._events)
+        self._pipeline.approval = approval
+        self._max_parallel_sub_calls = max_parallel_sub_calls
+        self._scopes: dict[Hashable, Scope] = {}
+        self._sessions: dict[Hashable, SessionSink] = {}
+        self._code_runtime: CodeRuntime | None = None
+        from toolrt.codemode._transport import install_transport
+
+        install_transport(self)
+        if code_runtime is not None:
+            self.code_runtime = code_runtime
+
+    # --- configuration -------------------------------------------------------------------------
+
+    @property
+    def mode(self) -> PresentationMode:
+        """The default presentation mode."""
+        return self._registry.default_mode
+
+    @property
+    def max_parallel_sub_calls(self) -> int:
+        """How many concurrency-safe Code Mode bindings may overlap."""
+        return self._max_parallel_sub_calls
+
+    @property
+    def approval(self) -> ApprovalService | None:
+        """The approval service that answers ``Ask`` decisions, if any."""
+        return self._pipeline.approval
+
+    @approval.setter
+    def approval(self, service: ApprovalService | None) -> None:
+        self._pipeline.approval = service
+
+    @property
+    def code_runtime(self) -> CodeRuntime | None:
+        """The runtime Code Mode programs run in (its ``language`` selects the SDK and flavor)."""
+        return self._code_runtime
+
+    @code_runtime.setter
+    def code_runtime(self, runtime: CodeRuntime | None) -> None:
+        from toolrt.codemode._transport import install_transport
+
+        self._code_runtime = runtime
+        install_transport(self)
+
+    def bind_session(self, agent: Hashable, sink: SessionSink) -> Disposer:
+        """Route durable events about ``agent``'s calls (Code Mode sub-calls) to ``sink(type, data)``.
+
+        :class:`toolrt.loop.Agent` binds its session log; agent-less calls log nothing.
+        """
+        key = _key_of(agent)
+        self._sessions[key] = sink
+
+        def unbind() -> None:
+            if self._sessions.get(key) is sink:
+                del self._sessions[key]
+
+        return Disposer(unbind, self)
+
+    def session_for(self, agent: Hashable | None) -> SessionSink | None:
+        """The session sink bound for ``agent``, if any."""
+        return None if agent is None else self._sessions.get(agent)
+
+    @property
+    def stages(self) -> Pipeline:
+        """The pipeline's stages, callable one by one (for schedulers)."""
+        return self._pipeline
+
+    # --- registration (global layer) -----------------------------------------------------------
+
+    def register(self, definition: ToolDefinition) -> Disposer:
+        """Register a tool for every agent. Raises on a duplicate name or a bad declaration."""
+        return self._registry.register(definition, None, self)
+
+    def reserve(self, name: str) -> Disposer:
+        """Make ``name`` known and restrictable without a visible definition (deferred tools)."""
+        return self._registry.reserve(name, None, self)
+
+    def guard(self, guard: ToolGuard) -> Disposer:
+        """Add a monotonic guard: ``guard(execution)`` returning a reason denies the call."""
+        return self._registry.guard(guard, None, self)
+
+    def restrict(self, *, allow: Iterable[str] | None = None, deny: Iterable[str] | None = None) -> Disposer:
+        """Always raises: a restriction belongs to a scope (``runtime.scope(agent).restrict``)."""
+        return self._registry.restrict(allow, deny, None, self)
+
+    def present_as(self, mode: PresentationMode) -> Disposer:
+        """Always raises: the runtime-wide presentation is the ``mode`` constructor argument."""
+        return self._registry.present_as(mode, None, self)
+
+    def on(self, event: EventName, listener: Callable[..., Any], *, prepend: bool = False) -> Disposer:
+        """Listen to ``event`` for every call (see :mod:`toolrt._events` for the signatures)."""
+        return self._events.add(event, listener, scope_key=None, prepend=prepend, owner=self)
+
+    # --- scopes --------------------------------------------------------------------------------
+
+    def scope(self, key: Hashable, *, parent: Hashable | None = None) -> Scope:
+        """Open the scope for ``key`` (an agent), optionally inheriting from ``parent``'s scope."""
+        key = _key_of(key)
+        if key is None:
+            raise ValueError("a scope key cannot be None (None means agent-less)")
+        if key in self._scopes:
+            raise ValueError(f"scope {key!r} is already open; close it before opening it again")
+        parent_key = _key_of(parent)
+        if parent_key is not None:
+            self._registry.bind_parent(key, parent_key)
+        scope = Scope(self, key, parent_key)
+        self._scopes[key] = scope
+        return scope
+
+    def _close_scope(self, scope: Scope) -> None:
+        if self._scopes.get(scope.key) is scope:
+            del self._scopes[scope.key]
+            self._registry.unbind_parent(scope.key)
+
+    # --- reads ---------------------------------------------------------------------------------
+
+    def get(self, name: str, scope: Hashable | None = None) -> ToolDefinition | None:
+        """The definition ``scope`` sees for ``name`` (shadowing and restrictions applied)."""
+        return self._registry.get(name, _key_of(scope))
+
+    def schemas(self, scope: Hashable | None = None) -> list[ToolSchema]:
+        """Model-facing schemas of every tool ``scope`` can see (deep copies)."""
+        return self._registry.schemas(_key_of(scope))
+
+    def is_admitted(self, name: str, scope: Hashable | None = None) -> bool:
+        """Whether ``name`` passes every restriction on ``scope``'s chain (ignores registration)."""
+        return self._registry.is_admitted(name, _key_of(scope))
+
+    def mode_for(self, scope: Hashable | None = None) -> PresentationMode:
+        """The effective presentation mode of ``scope``."""
+        return self._registry.mode_for(_key_of(scope))
+
+    def execution_mode(self, call: ToolExecutionInput) -> ExecutionMode:
+        """``"parallel"`` only when the tool's classifier returns exactly ``True`` for these arguments."""
+        definition = self._registry.resolve_execution(call.name, call.agent, call.parent is not None)
+        if definition is None or definition.is_concurrency_safe is None:
+            return "exclusive"
+        try:
+            return "parallel" if definition.is_concurrency_safe(call.arguments) is True else "exclusive"
+        except Exception:
+            return "exclusive"
+
+    # --- execution -----------------------------------------------------------------------------
+
+    def execute(self, call: ToolExecutionInput) -> Coroutine[Any, Any, ToolExecutionResult]:
+        """Run one call through the whole pipeline. Every model mistake comes back as a result.
+
+        ``await runtime.execute(call)``. (A plain method returning the pipeline's coroutine, so the
+        hot path pays for one coroutine, not two.)
+        """
+        return self._pipeline.execute(call)
+
+    async def call(
+        self,
+        name: str,
+        arguments: Any = None,
+        *,
+        agent: Hashable | None = None,
+        signal: AbortSignal | None = None,
+        call_id: str | None = None,
+        parent: ExecutionToken | None = None,
+    ) -> ToolExecutionResult:
+        """Convenience for scripts and tests: ``execute`` with generated id and a never-firing signal."""
+        return await self._pipeline.execute(
+            ToolExecutionInput(
+                call_id=call_id if call_id is not None else f"call-{next(_call_ids)}",
+                name=name,
+                arguments={} if arguments is None else arguments,
+                signal=signal if signal is not None else AbortSignal(),
+                agent=_key_of(agent),
+                parent=parent,
+            )
+        )
+
+    def close(self) -> None:
+        """Close every scope and undo every global registration."""
+        for scope in list(self._scopes.values()):
+            scope.close()
+        self._dispose_owned()
+
+
+class Scope(ListenerOwner):
+    """One agent's (or preset's) layer: the runtime's methods, applied to this scope only.
+
+    A scope compares and hashes equal to its key, so ``agent=scope`` and ``agent=scope.key`` are the
+    same thing everywhere. Closing it (or leaving its ``with`` block) undoes its registrations.
+    """
+
+    def __init__(self, runtime: ToolRuntime, key: Hashable, parent: Hashable | None) -> None:
+        super().__init__()
+        self.runtime = runtime
+        self.key = key
+        self.parent = parent
+        self._closed = False
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Scope):
+            return bool(self.key == other.key)
+        return bool(self.key == other)
+
+    def __repr__(self) -> str:
+        return f"<Scope {self.key!r} parent={self.parent!r}>"
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"scope {self.key!r} is closed")
+
+    def register(self, definition: ToolDefinition) -> Disposer:
+        """Register a tool for this scope only, shadowing an inherited tool of the same name."""
+        self._check_open()
+        return self.runtime._registry.register(definition, self.key, self)
+
+    def reserve(self, name: str) -> Disposer:
+        """Reserve ``name`` in this scope (known and restrictable, never visible)."""
+        self._check_open()
+        return self.runtime._registry.reserve(name, self.key, self)
+
+    def guard(self, guard: ToolGuard) -> Disposer:
+        """A guard that applies to this scope's calls (and its descendants')."""
+        self._check_open()
+        return self.runtime._registry.guard(guard, self.key, self)
+
+    def restrict(self, *, allow: Iterable[str] | None = None, deny: Iterable[str] | None = None) -> Disposer:
+        """Mask inherited tools: keep only ``allow``, hide ``deny``. Masks intersect; own tools stay."""
+        self._check_open()
+        return self.runtime._registry.restrict(allow, deny, self.key, self)
+
+    def present_as(self, mode: PresentationMode) -> Disposer:
+        """Choose this scope's presentation (``native``, ``code`` or ``both``), once."""
+        self._check_open()
+        return self.runtime._registry.present_as(mode, self.key, self)
+
+    def on(self, event: EventName, listener: Callable[..., Any], *, prepend: bool = False) -> Disposer:
+        """Listen to ``event`` for this scope's calls and its descendants' only."""
+        self._check_open()
+        return self.runtime._events.add(event, listener, scope_key=self.key, prepend=prepend, owner=self)
+
+    def get(self, name: str) -> ToolDefinition | None:
+        """``runtime.get(name, self)``."""
+        return self.runtime.get(name, self.key)
+
+    def schemas(self) -> list[ToolSchema]:
+        """``runtime.schemas(self)``."""
+        return self.runtime.schemas(self.key)
+
+    def is_admitted(self, name: str) -> bool:
+        """``runtime.is_admitted(name, self)``."""
+        return self.runtime.is_admitted(name, self.key)
+
+    def close(self) -> None:
+        """Undo every registration made through this scope (newest first) and release the key."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._dispose_owned()
+        finally:
+            self.runtime._close_scope(self)
+
+    def __enter__(self) -> Scope:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def _key_of(scope: Hashable | None) -> Hashable | None:
+    return scope.key if isinstance(scope, Scope) else scope

@@ -1,0 +1,1 @@
+"""Integrations with other agent hosts, one public subpackage each."""

@@ -1,0 +1,98 @@
+"""The provider-neutral conversation: what the agent loop, the session log and the adapters share.
+
+A conversation is a list of :data:`Message`. Model adapters convert it to and from a provider's
+wire format (OpenAI Chat Completions, Anthropic Messages); the session log stores the events it
+is derived from; the agent loop appends to it.
+
+Tool call arguments stay the model's *raw* JSON text (:attr:`ToolCall.arguments`): the loop parses
+them (malformed JSON becomes an ``INVALID_ARGS`` result the model can read, never a silent ``{}``),
+and the raw text is what goes back to the provider, so the model sees its own call verbatim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from toolrt._content import ContentBlock
+
+__all__ = [
+    "AssistantMessage",
+    "Message",
+    "ModelRequest",
+    "SystemMessage",
+    "ToolCall",
+    "ToolResultMessage",
+    "Usage",
+    "UserMessage",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One function call the model emitted: its id, the tool name, the raw JSON arguments text."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True, slots=True)
+class SystemMessage:
+    """The assembled system prompt."""
+
+    text: str
+    role: Literal["system"] = "system"
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    """A user turn, or an additional context appended after a tool result (``id``/``source`` set)."""
+
+    content: Sequence[ContentBlock]
+    id: str | None = None
+    source: Any = None
+    role: Literal["user"] = "user"
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessage:
+    """What the model said: text, optional reasoning, and the tool calls it wants made, in order."""
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    reasoning: str | None = None
+    stop_reason: str | None = None
+    role: Literal["assistant"] = "assistant"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultMessage:
+    """The result of one tool call, as the model reads it (content) — always paired with its call."""
+
+    call_id: str
+    name: str
+    content: Sequence[ContentBlock]
+    is_error: bool = False
+    role: Literal["tool"] = "tool"
+
+
+Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token accounting a provider reported for one model call (``None`` when not reported)."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One model call: the system prompt, the conversation so far, and the tool schemas to offer."""
+
+    system: str
+    messages: Sequence[Message]
+    tools: Sequence[Any] = field(default=())

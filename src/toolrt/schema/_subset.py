@@ -1,0 +1,374 @@
+"""The raw JSON-Schema subset every toolrt schema is checked against (upstream J1–J3).
+
+Why a subset: every schema toolrt accepts is *enforced*. A keyword the validator would not
+implement (``pattern``, ``minimum``, ``anyOf``, ``$ref``, ...) is rejected when the schema is
+declared, instead of being sent to the model as a promise the runtime silently ignores.
+
+Vocabulary (J1): constraints ``type`` (one of ``object array string number integer boolean null``),
+``oneOf``, ``properties``, ``required``, ``additionalProperties`` (boolean), ``items``, ``enum``,
+``const``; annotations ``description`` and ``title`` (strings), ``default`` and ``examples``
+(lossless JSON). A node with neither ``type`` nor ``oneOf`` and no constraint accepts any lossless
+JSON value.
+
+Python adaptations of the upstream (JavaScript) rules:
+
+* A schema *record* is a ``dict`` (any subclass, e.g. ``FrozenDict``) whose keys are all ``str``.
+  A key of another type plays the role of a JavaScript symbol key: the node is not a schema object.
+  A dict subclass whose ``items()`` or ``__getitem__`` raises (the analogue of a hostile proxy) is
+  reported as ``<p> must be a schema object`` instead of propagating the exception. Records are
+  read once, through their own protocol, so what is checked is what is later compiled.
+* A *dense plain array* is a ``list`` or ``tuple`` (any subclass that can be iterated).
+* ``bool`` is never a number. An integer is an ``int`` or an integral finite ``float`` (not ``-0.0``);
+  a number must be finite, not ``-0.0``, and an ``int`` must be exactly representable as a double,
+  because a JavaScript reader of the same JSON would see a different number.
+* A key holding ``None`` is present (JSON ``null``), never "absent" (Python has no ``undefined``).
+
+Every walk is iterative: a 5000-deep ``oneOf`` chain is asserted without ``RecursionError``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, Final, TypeAlias
+
+from toolrt._errors import JsonSchemaError
+from toolrt._json import MAX_SAFE_INTEGER, FrozenDict, FrozenList, is_lossless_json
+
+__all__ = [
+    "SCHEMA_TYPES",
+    "assert_object_json_schema",
+    "assert_supported_json_schema",
+    "json_schema_violations",
+]
+
+SCHEMA_TYPES: Final = ("object", "array", "string", "number", "integer", "boolean", "null")
+"""The single-type keywords of the subset, in the order the messages list them."""
+
+_SCALAR_TYPES: Final = frozenset({"string", "number", "integer", "boolean", "null"})
+_CONSTRAINTS: Final = frozenset(
+    {"type", "oneOf", "properties", "required", "additionalProperties", "items", "enum", "const"}
+)
+_ANNOTATIONS: Final = frozenset({"description", "title", "default", "examples"})
+# The keywords that need a type (or are meaningless beside oneOf), in the order they are reported.
+_SIBLING_KEYWORDS: Final = ("properties", "required", "additionalProperties", "items", "enum", "const")
+_OBJECT_ONLY: Final = frozenset({"object"})
+_ALLOWED_ON: Final = (
+    ("properties", _OBJECT_ONLY),
+    ("required", _OBJECT_ONLY),
+    ("additionalProperties", _OBJECT_ONLY),
+    ("items", frozenset({"array"})),
+    ("enum", _SCALAR_TYPES),
+    ("const", _SCALAR_TYPES),
+)
+_UNKNOWN_KEYWORD: Final = (
+    " is not a supported keyword"
+    " (subset: type/oneOf/properties/required/additionalProperties/items/enum/const + annotations)"
+)
+_TYPE_LIST: Final = "/".join(SCHEMA_TYPES)
+
+
+# --- shared readers (used by the validator and the DSL compiler too) -----------------------------
+
+
+def _read_record(value: object) -> Mapping[str, Any] | None:
+    """The str-keyed items of a schema record, read once; ``None`` for anything else.
+
+    Exact ``dict``/``FrozenDict`` are returned as they are (their items cannot lie). Any other dict
+    subclass is read through ``items()`` and ``__getitem__`` so an override that raises is caught
+    here, once, instead of surfacing later as a crash.
+    """
+    kind = type(value)
+    if kind is dict or kind is FrozenDict:
+        for key in value:  # type: ignore[attr-defined]
+            if type(key) is not str and not isinstance(key, str):
+                return None
+        return value  # type: ignore[return-value]
+    if not isinstance(value, dict):
+        return None
+    try:
+        record: dict[str, Any] = {}
+        for key, _ in list(value.items()):
+            if not isinstance(key, str):
+                return None
+            record[key] = value[key]
+    except Exception:
+        return None
+    return record
+
+
+def _read_array(value: object) -> list[Any] | tuple[Any, ...] | None:
+    """The items of a dense plain array (``list``/``tuple``), read once; ``None`` for anything else."""
+    kind = type(value)
+    if kind is list or kind is tuple or kind is FrozenList:
+        return value  # type: ignore[return-value]
+    if not isinstance(value, list | tuple):
+        return None
+    try:
+        # list() goes through an overridden __iter__, so a hostile subclass fails here, contained.
+        return list(value)
+    except Exception:
+        return None
+
+
+def _plain_number(value: object) -> int | float | None:
+    """``value`` as a plain ``int``/``float`` if it is a Python number (never a ``bool``), else ``None``."""
+    kind = type(value)
+    if kind is int or kind is float:
+        return value  # type: ignore[return-value]
+    if isinstance(value, bool):
+        return None
+    # Subclasses (IntEnum, ...) are read through the base slot so an override cannot lie.
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    return None
+
+
+def _is_lossless_number(number: int | float) -> bool:
+    """Whether a plain number reads back identically in every JSON reader (finite, not -0.0, exact)."""
+    if type(number) is int:
+        if -MAX_SAFE_INTEGER <= number <= MAX_SAFE_INTEGER:
+            return True
+        try:
+            return float(number) == number
+        except OverflowError:
+            return False
+    if not math.isfinite(number):
+        return False
+    return number != 0.0 or math.copysign(1.0, number) > 0
+
+
+def _is_integral(number: int | float) -> bool:
+    """Whether a lossless plain number is an integer (``2`` or ``2.0``)."""
+    return type(number) is int or number.is_integer()  # type: ignore[union-attr]
+
+
+def _scalar_matches(schema_type: str, value: object) -> bool:
+    """Whether ``value`` is a type-correct ``enum``/``const`` entry for a scalar schema type."""
+    if schema_type == "string":
+        return isinstance(value, str)
+    if schema_type == "boolean":
+        return value is True or value is False
+    if schema_type == "null":
+        return value is None
+    number = _plain_number(value)
+    if number is None or not _is_lossless_number(number):
+        return False
+    return schema_type == "number" or _is_integral(number)
+
+
+def _plain_scalar(value: object) -> object:
+    """A type-correct scalar as its plain Python value (``StrEnum`` → ``str``), for comparisons."""
+    if type(value) is not str and isinstance(value, str):
+        return str.__str__(value)
+    number = _plain_number(value)
+    return value if number is None else number
+
+
+def _safely_lossless(value: object) -> bool:
+    """:func:`is_lossless_json` that treats any exception (a hostile container) as "not lossless"."""
+    try:
+        return is_lossless_json(value)
+    except Exception:
+        return False
+
+
+# --- J2: assert the subset -----------------------------------------------------------------------
+
+# Walk tasks. An "enter" checks one node; the tails run after that node's children so that the
+# messages come out in upstream order (children first, then the node's own trailing checks).
+_ENTER: Final = 0
+_LEAVE: Final = 1
+_ONE_OF_TAIL: Final = 2
+_OBJECT_TAIL: Final = 3
+
+
+def json_schema_violations(schema: object) -> list[str]:
+    """Every way ``schema`` falls outside the supported subset, in walk order (``[]`` if supported).
+
+    The same list :func:`assert_supported_json_schema` raises with; useful when the caller wants to
+    report rather than raise. Total: never raises, whatever ``schema`` is.
+    """
+    violations: list[str] = []
+    _collect(schema, "schema", violations)
+    return violations
+
+
+def assert_supported_json_schema(schema: object) -> None:
+    """Raise :class:`~toolrt._errors.JsonSchemaError` listing *every* violation of the subset (J2).
+
+    Reporting all violations at once lets an author fix a schema in one round instead of one error
+    per attempt. An annotation-only schema (``{}``) is accepted: it means "any lossless JSON value".
+    """
+    violations = json_schema_violations(schema)
+    if violations:
+        raise JsonSchemaError(violations)
+
+
+def assert_object_json_schema(schema: object) -> None:
+    """:func:`assert_supported_json_schema`, plus the root must be ``type: "object"`` (J3).
+
+    Structured outputs of subagents and workflows are object-rooted; tool outputs are not, which is
+    why this guard is separate and applied only by the consumers that need it.
+    """
+    violations = json_schema_violations(schema)
+    if not violations:
+        record = _read_record(schema)
+        if record is None or record.get("type") != "object":
+            violations.append('schema.type must be "object" (structured output is object-rooted)')
+    if violations:
+        raise JsonSchemaError(violations)
+
+
+# A path is its root label or (parent path, suffix); rendered only when a violation is reported, so
+# a deep walk never builds (and keeps alive) one long string per level, which would be quadratic.
+_Path: TypeAlias = "str | tuple[_Path, str]"
+
+
+def _render(path: _Path) -> str:
+    """The text of a lazy path."""
+    parts: list[str] = []
+    while type(path) is tuple:
+        path, suffix = path
+        parts.append(suffix)
+    parts.append(path)  # type: ignore[arg-type]
+    parts.reverse()
+    return "".join(parts)
+
+
+def _collect(root: object, root_path: str, violations: list[str]) -> None:
+    """Append every subset violation of ``root`` to ``violations`` using an explicit task stack."""
+    # Ids of the schema nodes on the current path (ancestors): a repeat is a cycle, a sibling reuse
+    # is not. The nodes themselves stay alive through ``root`` while the walk runs.
+    ancestors: set[int] = set()
+    tasks: list[tuple[int, Any, Any, Any]] = [(_ENTER, root, root_path, None)]
+    push = tasks.append
+    while tasks:
+        task, node, path, extra = tasks.pop()
+        if task == _LEAVE:
+            ancestors.discard(node)
+            continue
+        if task == _ONE_OF_TAIL:
+            for key in _SIBLING_KEYWORDS:
+                if key in node:
+                    violations.append(f"{_render(path)}.{key} is not supported beside oneOf")
+            continue
+        if task == _OBJECT_TAIL:
+            _check_object_tail(node, path, extra, violations)
+            continue
+
+        record = _read_record(node)
+        if record is None:
+            violations.append(f"{_render(path)} must be a schema object")
+            continue
+        identity = id(node)
+        if identity in ancestors:
+            violations.append(f"{_render(path)} is circular")
+            continue
+        ancestors.add(identity)
+        push((_LEAVE, identity, None, None))
+
+        for key, value in record.items():
+            if key in _CONSTRAINTS:
+                continue
+            if key in _ANNOTATIONS:
+                if not _safely_lossless(value):
+                    violations.append(f"{_render(path)}.{key} annotation must be lossless JSON data")
+                continue
+            violations.append(f"{_render(path)}.{key}{_UNKNOWN_KEYWORD}")
+        if "description" in record and not isinstance(record["description"], str):
+            violations.append(f"{_render(path)}.description must be a string")
+        if "title" in record and not isinstance(record["title"], str):
+            violations.append(f"{_render(path)}.title must be a string")
+
+        has_type = "type" in record
+        has_one_of = "oneOf" in record
+        if has_type and has_one_of:
+            violations.append(f"{_render(path)} cannot declare both type and oneOf")
+            continue
+        if not has_type and not has_one_of:
+            for key in _SIBLING_KEYWORDS:
+                if key in record:
+                    violations.append(f"{_render(path)}.{key} requires type or oneOf")
+            continue
+
+        if has_one_of:
+            push((_ONE_OF_TAIL, record, path, None))
+            branches = _read_array(record["oneOf"])
+            if branches is None or len(branches) < 2:
+                violations.append(f"{_render(path)}.oneOf must be an array of at least two schemas")
+            else:
+                for index in range(len(branches) - 1, -1, -1):
+                    push((_ENTER, branches[index], (path, f".oneOf[{index}]"), None))
+            continue
+
+        schema_type = record["type"]
+        if not isinstance(schema_type, str) or schema_type not in SCHEMA_TYPES:
+            if isinstance(schema_type, list | tuple):
+                violations.append(
+                    f"{_render(path)}.type must be a single type string (type arrays are not supported)"
+                )
+            else:
+                violations.append(f"{_render(path)}.type must be one of {_TYPE_LIST}")
+            continue
+        for key, types in _ALLOWED_ON:
+            if key in record and schema_type not in types:
+                violations.append(f'{_render(path)}.{key} is not supported on type "{schema_type}"')
+
+        if schema_type == "object":
+            properties = record.get("properties")
+            push((_OBJECT_TAIL, record, path, properties))
+            if "properties" in record:
+                declared = _read_record(properties)
+                if declared is None:
+                    violations.append(f"{_render(path)}.properties must be an object of schemas")
+                else:
+                    entries = list(declared.items())
+                    for index in range(len(entries) - 1, -1, -1):
+                        name, child = entries[index]
+                        push((_ENTER, child, (path, f".properties.{name}"), None))
+        elif schema_type == "array":
+            if "items" in record:
+                push((_ENTER, record["items"], (path, ".items"), None))
+        else:
+            _check_literals(record, path, schema_type, violations)
+
+
+def _check_object_tail(
+    record: Mapping[str, Any], path: _Path, properties: object, violations: list[str]
+) -> None:
+    """``required`` and ``additionalProperties`` of an object node, checked after its properties."""
+    if "required" in record:
+        names = _read_array(record["required"])
+        if names is None or not all(isinstance(name, str) for name in names):
+            violations.append(f"{_render(path)}.required must be an array of strings")
+        else:
+            declared = _read_record(properties) or {}
+            for name in names:
+                if name not in declared:
+                    violations.append(f'{_render(path)}.required names "{name}" which is not in properties')
+    if "additionalProperties" in record and type(record["additionalProperties"]) is not bool:
+        violations.append(f"{_render(path)}.additionalProperties must be a boolean")
+
+
+def _check_literals(record: Mapping[str, Any], path: _Path, schema_type: str, violations: list[str]) -> None:
+    """Type-correct ``enum``/``const`` on a scalar node, and ``const`` inside ``enum`` when both."""
+    allowed = _read_array(record["enum"]) if "enum" in record else None
+    enum_valid = (
+        allowed is not None and len(allowed) > 0 and all(_scalar_matches(schema_type, v) for v in allowed)
+    )
+    if "enum" in record and not enum_valid:
+        violations.append(f"{_render(path)}.enum must be a non-empty array of {schema_type} values")
+    if "const" in record:
+        declared = record["const"]
+        if not _scalar_matches(schema_type, declared):
+            violations.append(f"{_render(path)}.const must be a {schema_type} value")
+        elif enum_valid and allowed is not None:
+            # Entries and const are type-correct here, so == cannot confuse True with 1.
+            plain = _plain_scalar(declared)
+            if not any(_plain_scalar(entry) == plain for entry in allowed):
+                violations.append(
+                    f"{_render(path)}.const must be one of {_render(path)}.enum when both are declared"
+                )

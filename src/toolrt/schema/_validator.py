@@ -1,0 +1,468 @@
+"""The compiled value validator for the raw subset (upstream J4): the hot path of every tool call.
+
+:func:`compile_validator` asserts a schema once and compiles it into a table of nodes
+(:mod:`toolrt.schema._compiled`); :meth:`Validator.validate` then walks a value against that
+table. Messages and their order are upstream's, byte for byte (``P`` is the path, shown as
+``arguments`` when the root path is ``""``):
+
+* no ``type``/``oneOf`` → ``"P" must be a lossless JSON value`` unless the value is lossless JSON;
+* ``oneOf`` → exactly one branch must produce no violation, else
+  ``"P" must match exactly one oneOf branch (matched N)`` (branch messages are discarded);
+* scalars → ``"P" must be a string`` / ``a number`` / ``an integer`` / ``a boolean`` / ``null``; a
+  lossy number → ``"P" must be a finite JSON number``; then ``enum`` → ``"P" must be one of [...]``
+  or else ``const`` → ``"P" must be <const>`` (JSON text as ``JSON.stringify`` writes it);
+* objects → ``"P" must be an object``; then ``missing required property "P.k"`` for each required
+  key, then each declared property present (declaration order), then with
+  ``additionalProperties: false`` each undeclared key → ``"P.k" is not a declared property
+  (additionalProperties: false)``; an object with no violation must be lossless as a whole, else
+  ``"P" must be a lossless JSON object``;
+* arrays → ``"P" must be an array``; items at ``P[i]``; if no violation, the array must be lossless,
+  else ``"P" must be a dense lossless JSON array``;
+* an exception raised while reading a value (a hostile ``dict``/``list`` subclass) is contained and
+  reported as ``"P" must be a lossless JSON value`` at the frame that was reading it. Object and
+  array frames read a subclass through its own protocol (``items()``, ``__getitem__``, ``__iter__``);
+  an unconstrained node defers to :func:`toolrt._json.is_lossless_json`, which reads ``dict``
+  storage directly, exactly as the snapshot the registry hands to tools does.
+
+Python adaptations: a JSON object is any ``dict`` instance, an array any ``list``/``tuple``; a key
+holding ``None`` is present and validated as ``null`` (there is no ``undefined``); ``bool`` is never
+a number; sets, bytes, NaN, ``-0.0``, ±inf, inexact big ints and non-``str`` keys are not lossless.
+
+Why it is fast: scalar children are checked inline by their parent (no frame is pushed), only
+container children push frames, and paths are parent-chain tuples turned into strings only when a
+violation is actually reported. Losslessness is established incrementally: a value that validates
+against a node is lossless by construction, so only the parts no node covers (undeclared keys of
+an open object, items of an array without ``items``) are checked separately — never the whole
+subtree again at every level, which would be quadratic on deep values. Everything is iterative: a
+100,000-deep value or a 5000-deep ``oneOf`` chain never touches the Python call stack.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from typing import Any, Final, TypeAlias
+
+from toolrt._errors import JsonSchemaError
+from toolrt._json import MAX_SAFE_INTEGER, FrozenDict, FrozenList
+from toolrt.schema._compiled import (
+    _ANY,
+    _ARRAY,
+    _BOOLEAN,
+    _LAST_INLINE,
+    _NULL,
+    _NUMBER,
+    _OBJECT,
+    _ONE_OF,
+    _STRING,
+    _compile,
+    _Node,
+)
+from toolrt.schema._subset import (
+    _is_integral,
+    _is_lossless_number,
+    _plain_number,
+    _safely_lossless,
+    json_schema_violations,
+)
+
+__all__ = ["Validator", "compile_validator", "validate_json_schema_value"]
+
+_LOSSY_VALUE: Final = " must be a lossless JSON value"
+_LOSSY_OBJECT: Final = " must be a lossless JSON object"
+_LOSSY_ARRAY: Final = " must be a dense lossless JSON array"
+_LOSSY_NUMBER: Final = " must be a finite JSON number"
+_MAX: Final = MAX_SAFE_INTEGER
+_MIN: Final = -MAX_SAFE_INTEGER
+
+
+class _Missing:
+    """Sentinel for an absent key (``None`` is JSON null, so it cannot play that role)."""
+
+    __slots__ = ()
+
+
+_MISSING: Final = _Missing()
+
+
+class Validator:
+    """A schema compiled once for repeated validation; see the module docstring for the rules.
+
+    Compile with :func:`compile_validator`. Holding the validator keeps the schema alive, so the
+    identity-keyed cache of :func:`validate_json_schema_value` can never confuse two schemas.
+    """
+
+    __slots__ = ("_root", "_schema")
+
+    def __init__(self, schema: Mapping[str, Any], root: _Node) -> None:
+        self._schema = schema
+        self._root = root
+
+    @property
+    def schema(self) -> Mapping[str, Any]:
+        """The raw schema this validator was compiled from."""
+        return self._schema
+
+    def validate(self, value: object, path: str = "value") -> list[str]:
+        """All violations of ``value`` (``[]`` means valid); total: never raises for any ``value``.
+
+        ``path`` labels the root in messages; ``""`` is the tool-arguments convention (the root
+        shows as ``arguments`` and nested paths get no leading dot).
+        """
+        root = self._root
+        kind = root.kind
+        if kind <= _LAST_INLINE:
+            message = _inline(root, value)
+            return [] if message is None else [f'"{path or "arguments"}"{message}']
+        stack: list[_Frame] = []
+        if kind == _OBJECT:
+            # The common case (tool arguments) skips _enter's dispatch; same containment.
+            try:
+                result = _enter_object(root, value, None, stack, path)
+            except Exception:
+                return [f'"{path or "arguments"}"{_LOSSY_VALUE}']
+        else:
+            result = _enter(root, value, None, stack, path)
+        if result is None:
+            result = _drain(stack, path)
+        return result
+
+
+def compile_validator(schema: Mapping[str, Any]) -> Validator:
+    """Assert ``schema`` (J2) and compile it into a reusable :class:`Validator`.
+
+    Asserting first means a validator can only exist for a schema the validator fully enforces;
+    an unsupported schema raises :class:`~toolrt._errors.JsonSchemaError` here, once, rather than
+    letting a keyword be accepted and then ignored on every call.
+    """
+    violations = json_schema_violations(schema)
+    if violations:
+        raise JsonSchemaError(violations)
+    return Validator(schema, _compile(schema))
+
+
+_CACHE_SIZE: Final = 128
+# id(schema) -> (schema, validator). The schema reference keeps the id from being reused.
+_cache: dict[int, tuple[object, Validator]] = {}
+
+
+def validate_json_schema_value(schema: Mapping[str, Any], value: object, path: str = "value") -> list[str]:
+    """Validate ``value`` against a raw subset schema; returns the violations (``[]`` = valid).
+
+    Repeated calls with the *same schema object* compile it once (a small identity-keyed cache), so
+    callers can validate against a stored schema without managing validators. Treat a schema as
+    immutable once used: mutating it in place after a call is not seen by later calls. Raises
+    :class:`~toolrt._errors.JsonSchemaError` for a schema outside the subset; never for any value.
+    """
+    entry = _cache.get(id(schema))
+    if entry is not None and entry[0] is schema:
+        validator = entry[1]
+    else:
+        validator = compile_validator(schema)
+        if len(_cache) >= _CACHE_SIZE:
+            # Evict the oldest entry (dicts keep insertion order); a tiny FIFO is enough here. A
+            # concurrent evictor may win the race: losing it only means one entry too many or few.
+            with contextlib.suppress(KeyError, RuntimeError, StopIteration):
+                del _cache[next(iter(_cache))]
+        _cache[id(schema)] = (schema, validator)
+    return validator.validate(value, path)
+
+
+# --- validation ----------------------------------------------------------------------------------
+
+# A parent chain: None for the root, else (parent chain, key) with a str key or an int index.
+_Chain: TypeAlias = tuple[Any, str | int] | None
+
+
+class _Frame:
+    """A container awaiting the results of its container children (objects, arrays, oneOf)."""
+
+    __slots__ = ("chain", "entries", "index", "kind", "matches", "node", "tail", "uncovered", "violations")
+
+    def __init__(self, node: _Node, chain: _Chain, entries: list[Any], violations: list[str]) -> None:
+        self.node = node
+        self.kind = node.kind
+        self.chain = chain
+        # Container children as (node, value, key) in order, interleaved with ready-made messages of
+        # inline children that came after the first container child (to keep upstream order).
+        self.entries = entries
+        self.index = 0
+        self.violations = violations
+        # additionalProperties:false messages, reported after every property's own messages.
+        self.tail: list[str] = []
+        # Parts of the value no schema node covers; checked for losslessness only if all else passed.
+        self.uncovered: list[Any] | None = None
+        self.matches = 0
+
+
+def _path(root: str, chain: _Chain) -> str:
+    """The diagnostic path of a chain (``arguments`` for an empty root path)."""
+    keys: list[str | int] = []
+    while chain is not None:
+        chain, key = chain
+        keys.append(key)
+    return _join(root, keys) or "arguments"
+
+
+def _property_path(root: str, chain: _Chain, key: str) -> str:
+    """The path of property ``key`` under ``chain`` (no leading dot at an empty root, no fallback)."""
+    keys: list[str | int] = [key]
+    while chain is not None:
+        chain, parent_key = chain
+        keys.append(parent_key)
+    return _join(root, keys)
+
+
+def _join(root: str, reversed_keys: list[str | int]) -> str:
+    parts = [root]
+    empty = root == ""
+    for key in reversed(reversed_keys):
+        if type(key) is int:
+            parts.append(f"[{key}]")
+            empty = False
+        elif empty:
+            # Upstream's propertyPath: a key directly under an empty path gets no leading dot.
+            parts.append(key)  # type: ignore[arg-type]
+            empty = key == ""
+        else:
+            parts.append(f".{key}")
+    return "".join(parts)
+
+
+def _inline(node: _Node, value: Any) -> str | None:
+    """The message suffix for a scalar or unconstrained node (``None`` when ``value`` passes)."""
+    try:
+        kind = node.kind
+        if kind == _ANY:
+            return None if _safely_lossless(value) else _LOSSY_VALUE
+        if kind == _STRING:
+            if type(value) is not str:
+                if not isinstance(value, str):
+                    return node.type_message
+                value = str.__str__(value)
+        elif kind == _BOOLEAN:
+            if value is not True and value is not False:
+                return node.type_message
+        elif kind == _NULL:
+            if value is not None:
+                return node.type_message
+        else:
+            number = _plain_number(value)
+            if number is None:
+                return node.type_message
+            if kind == _NUMBER:
+                if not _is_lossless_number(number):
+                    return _LOSSY_NUMBER
+            elif not _is_lossless_number(number) or not _is_integral(number):
+                return node.type_message
+            value = number
+        enum = node.enum
+        if enum is not None and value not in enum:
+            return node.enum_message
+        if node.has_const and value != node.const:
+            return node.const_message
+        return None
+    except Exception:
+        # Only a hostile scalar-like object can get here; report it at its own path, as upstream's
+        # per-node frame would.
+        return _LOSSY_VALUE
+
+
+def _enter(node: _Node, value: Any, chain: _Chain, stack: list[_Frame], root: str) -> list[str] | None:
+    """Start validating a container node: its result, or ``None`` after pushing a frame."""
+    try:
+        kind = node.kind
+        if kind == _OBJECT:
+            return _enter_object(node, value, chain, stack, root)
+        if kind == _ARRAY:
+            return _enter_array(node, value, chain, stack, root)
+        return _enter_one_of(node, value, chain, stack, root)
+    except Exception:
+        return [f'"{_path(root, chain)}"{_LOSSY_VALUE}']
+
+
+def _enter_object(node: _Node, value: Any, chain: _Chain, stack: list[_Frame], root: str) -> list[str] | None:
+    cls = type(value)
+    if cls is dict or cls is FrozenDict:
+        view = value
+    elif isinstance(value, dict):
+        # Read a subclass through its own protocol once: an override that raises is contained by
+        # _enter, and everything after this line sees one consistent snapshot.
+        view = {key: value[key] for key, _ in list(value.items())}
+    else:
+        return [f'"{_path(root, chain)}"{node.type_message}']
+
+    violations: list[str] = []
+    for key in node.required:
+        if key not in view:
+            violations.append(f'missing required property "{_property_path(root, chain, key)}"')
+
+    entries: list[Any] | None = None
+    present = 0
+    get = view.get
+    for key, child in node.properties:
+        item = get(key, _MISSING)
+        if item is _MISSING:
+            continue
+        present += 1
+        if child.kind <= _LAST_INLINE:
+            cls = type(item)
+            if cls is child.fast_type and (cls is not int or _MIN <= item <= _MAX):
+                continue
+            message = _inline(child, item)
+            if message is not None:
+                text = f'"{_property_path(root, chain, key) or "arguments"}"{message}'
+                if entries is None:
+                    violations.append(text)
+                else:
+                    entries.append(text)
+        elif entries is None:
+            entries = [(child, item, key)]
+        else:
+            entries.append((child, item, key))
+
+    tail: list[str] = []
+    uncovered: list[Any] | None = None
+    if present != len(view):
+        declared = node.declared
+        for key in view:
+            if key in declared:
+                continue
+            if type(key) is not str and not isinstance(key, str):
+                # Like a JavaScript symbol key: invisible to the key checks, fatal to losslessness.
+                uncovered = [_NOT_JSON]
+            elif node.closed:
+                name = _property_path(root, chain, key)
+                tail.append(f'"{name}" is not a declared property (additionalProperties: false)')
+            elif uncovered is None:
+                uncovered = [view[key]]
+            else:
+                uncovered.append(view[key])
+
+    if entries is None:
+        if tail:
+            violations.extend(tail)
+        elif uncovered is None:
+            return violations
+        return _finish_container(node, chain, root, violations, uncovered)
+    frame = _Frame(node, chain, entries, violations)
+    frame.tail = tail
+    frame.uncovered = uncovered
+    stack.append(frame)
+    return None
+
+
+def _enter_array(node: _Node, value: Any, chain: _Chain, stack: list[_Frame], root: str) -> list[str] | None:
+    cls = type(value)
+    if cls is list or cls is tuple or cls is FrozenList:
+        view = value
+    elif isinstance(value, list | tuple):
+        view = list(value)
+    else:
+        return [f'"{_path(root, chain)}"{node.type_message}']
+    items = node.items
+    violations: list[str] = []
+    if items is None:
+        return _finish_container(node, chain, root, violations, view if view else None)
+    entries: list[Any] | None = None
+    if items.kind <= _LAST_INLINE:
+        fast = items.fast_type
+        for index, item in enumerate(view):
+            cls = type(item)
+            if cls is fast and (cls is not int or _MIN <= item <= _MAX):
+                continue
+            message = _inline(items, item)
+            if message is not None:
+                violations.append(f'"{_path(root, (chain, index))}"{message}')
+    else:
+        entries = [(items, item, index) for index, item in enumerate(view)]
+    if not entries:
+        return _finish_container(node, chain, root, violations, None)
+    stack.append(_Frame(node, chain, entries, violations))
+    return None
+
+
+def _enter_one_of(node: _Node, value: Any, chain: _Chain, stack: list[_Frame], root: str) -> list[str] | None:
+    if node.flat_branches:
+        matches = 0
+        for branch in node.branches:
+            if _inline(branch, value) is None:
+                matches += 1
+        return _one_of_result(matches, chain, root)
+    frame = _Frame(node, chain, [], [])
+    for branch in node.branches:
+        if branch.kind <= _LAST_INLINE:
+            if _inline(branch, value) is None:
+                frame.matches += 1
+        else:
+            # A oneOf branch validates the same value at the same path: key None keeps the chain.
+            frame.entries.append((branch, value, None))
+    stack.append(frame)
+    return None
+
+
+def _one_of_result(matches: int, chain: _Chain, root: str) -> list[str]:
+    if matches == 1:
+        return []
+    return [f'"{_path(root, chain)}" must match exactly one oneOf branch (matched {matches})']
+
+
+class _NotJson:
+    """Stands for a part of a value that is already known not to be JSON (a non-``str`` key)."""
+
+    __slots__ = ()
+
+
+_NOT_JSON: Final = _NotJson()
+
+
+def _finish_container(
+    node: _Node, chain: _Chain, root: str, violations: list[str], uncovered: list[Any] | None
+) -> list[str]:
+    """A container's result once all its children (and tail messages) are in ``violations``."""
+    if violations:
+        return violations
+    if uncovered is not None:
+        for part in uncovered:
+            if not _safely_lossless(part):
+                suffix = _LOSSY_OBJECT if node.kind == _OBJECT else _LOSSY_ARRAY
+                return [f'"{_path(root, chain)}"{suffix}']
+    return violations
+
+
+def _drain(stack: list[_Frame], root: str) -> list[str]:
+    """Run frames until the root's result is known (the explicit-stack replacement for recursion)."""
+    while True:
+        frame = stack[-1]
+        entries = frame.entries
+        if frame.index < len(entries):
+            entry = entries[frame.index]
+            frame.index += 1
+            if type(entry) is str:
+                frame.violations.append(entry)
+                continue
+            child, item, key = entry
+            chain = frame.chain if key is None else (frame.chain, key)
+            result = _enter(child, item, chain, stack, root)
+            if result is None:
+                continue  # a child frame was pushed; it runs first
+        else:
+            stack.pop()
+            if frame.kind == _ONE_OF:
+                result = _one_of_result(frame.matches, frame.chain, root)
+            else:
+                frame.violations.extend(frame.tail)
+                try:
+                    result = _finish_container(
+                        frame.node, frame.chain, root, frame.violations, frame.uncovered
+                    )
+                except Exception:
+                    result = [f'"{_path(root, frame.chain)}"{_LOSSY_VALUE}']
+            if not stack:
+                return result
+            frame = stack[-1]
+        if frame.kind == _ONE_OF:
+            if not result:
+                frame.matches += 1
+        elif result:
+            frame.violations.extend(result)

@@ -1,0 +1,438 @@
+"""``@tool``: ToolDefinitions from functions — metadata, calling convention, conversions, validation."""
+
+import asyncio
+import dataclasses
+import enum
+import inspect
+import threading
+from typing import Annotated, Any, Literal, TypedDict
+
+import pydantic
+import pytest
+
+from toolrt import (
+    AbortSignal,
+    FrozenDict,
+    FrozenList,
+    ToolArgsError,
+    ToolDefinition,
+    ToolExecution,
+    ToolExecutionInput,
+    ToolRunContext,
+    ToolRuntime,
+    snapshot_json,
+)
+from toolrt._tool_decorator import tool
+
+
+def context(arguments: Any = None) -> ToolExecution:
+    return ToolExecution(
+        call_id="c",
+        root_call_id="c",
+        name="x",
+        arguments=snapshot_json(arguments if arguments is not None else {}),
+        agent=None,
+        parent=None,
+        signal=AbortSignal(),
+    )
+
+
+async def run(definition: ToolDefinition, arguments: dict[str, Any], ctx: Any = None) -> Any:
+    """Call ``execute`` the way the pipeline does: frozen arguments, awaited when async."""
+    args = snapshot_json(arguments)
+    ctx = ctx if ctx is not None else context(arguments)
+    if definition.body_is_async:
+        return await definition.execute(args, ctx)  # type: ignore[misc]
+    return definition.execute(args, ctx)
+
+
+@tool
+async def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: The first addend.
+        b: The second addend.
+    """
+    return a + b
+
+
+# --- the definition -----------------------------------------------------------------------------------
+
+
+def test_bare_decorator_builds_a_validated_definition() -> None:
+    assert isinstance(add, ToolDefinition)
+    assert add.name == "add"
+    assert add.description == "Add two integers."
+    assert add.parameters == {
+        "type": "object",
+        "properties": {
+            "a": {"type": "integer", "description": "The first addend."},
+            "b": {"type": "integer", "description": "The second addend."},
+        },
+        "required": ["a", "b"],
+        "additionalProperties": False,
+    }
+    assert add.output.schema == {"type": "integer"}
+    assert add.body_is_async is True
+    pending = add.execute({"a": 1, "b": 2}, None)  # the tool's own coroutine, awaited by the pipeline
+    assert inspect.iscoroutine(pending)
+    pending.close()
+    assert add.schema() == {"name": "add", "description": add.description, "parameters": add.parameters}
+    assert add.output.render({}, 3) == [{"type": "text", "text": "3"}]
+    assert add.timeout_ms is None and add.present_call is None and add.run_inline is False
+
+
+async def test_execute_calls_the_function_and_keeps_it_reachable() -> None:
+    assert await run(add, {"a": 1, "b": 2}) == 3
+    original = add.execute.__wrapped__  # type: ignore[attr-defined]
+    assert await original(2, 3) == 5
+    assert add.execute.__name__ == "add"
+
+
+def test_schemas_are_frozen() -> None:
+    with pytest.raises(TypeError):
+        add.parameters["properties"]["a"]["type"] = "string"  # type: ignore[index]
+    with pytest.raises(TypeError):
+        add.output.schema["type"] = "string"  # type: ignore[index]
+
+
+def test_options_are_forwarded() -> None:
+    seen: list[Any] = []
+
+    def render(args: Any, value: Any) -> list[dict[str, Any]]:
+        return [{"type": "text", "text": f"<{value}>"}]
+
+    def meta(args: Any, value: Any) -> Any:
+        return {"length": len(value)}
+
+    def finalize(execution: Any, result: Any) -> None:
+        return None
+
+    @tool(
+        name="read",
+        description="Read a file.",
+        timeout_ms=5000,
+        is_concurrency_safe=lambda args: True,
+        present_call=lambda args: seen.append(args) or {"card": "generic", "title": args["path"]},
+        present_result=lambda args, result: None,
+        render=render,
+        presentation_meta=meta,
+        finalize_content=finalize,
+        run_inline=True,
+    )
+    def read_file(path: Annotated[str, "Absolute path"], ctx: ToolRunContext, offset: int = 0) -> str:
+        """Docstring summary, overridden by description=."""
+        return path
+
+    assert read_file.name == "read"
+    assert read_file.description == "Read a file."
+    assert read_file.parameters["properties"] == {
+        "path": {"type": "string", "description": "Absolute path"},
+        "offset": {"type": "integer", "default": 0},
+    }
+    assert read_file.timeout_ms == 5000
+    assert read_file.run_inline is True
+    assert read_file.output.render is render
+    assert read_file.output.presentation_meta is meta
+    assert read_file.finalize_content is finalize
+    # Presenters and the classifier are wrapped softly, exactly like define_tool's.
+    assert read_file.is_concurrency_safe is not None and read_file.present_call is not None
+    assert read_file.is_concurrency_safe({"path": "/a"}) is True
+    assert read_file.is_concurrency_safe({"path": 1}) is False
+    assert read_file.present_call({"path": 1}) is None
+    assert read_file.present_call({"path": "/a"}) == {"card": "generic", "title": "/a"}
+    assert seen == [{"path": "/a"}]
+
+
+@pytest.mark.parametrize("timeout_ms", [0, -1, float("inf"), float("nan"), True])
+def test_invalid_timeout_fails(timeout_ms: Any) -> None:
+    with pytest.raises(TypeError, match="timeout_ms must be a positive finite number"):
+
+        @tool(timeout_ms=timeout_ms)
+        def f() -> None:
+            pass
+
+
+def test_decoration_errors_are_type_errors_naming_the_parameter() -> None:
+    with pytest.raises(
+        TypeError, match=r'^@tool .*\.bad: parameter "data": dict\[str, int\] cannot be expressed'
+    ):
+
+        @tool
+        def bad(data: dict[str, int]) -> None:
+            pass
+
+    with pytest.raises(TypeError, match="already a ToolDefinition"):
+        tool(add)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"pass @tool\(name=\.\.\.\)"):
+        tool(lambda: None)
+    assert tool(name="noop")(lambda: None).name == "noop"
+
+
+# --- sync and async bodies ----------------------------------------------------------------------------
+
+
+def test_a_sync_function_gives_a_sync_execute() -> None:
+    threads: list[int] = []
+
+    @tool
+    def echo(text: str) -> str:
+        """Echo."""
+        threads.append(threading.get_ident())
+        return text
+
+    assert echo.body_is_async is False
+    assert not inspect.iscoroutinefunction(echo.execute)
+    assert echo.execute(snapshot_json({"text": "hi"}), context()) == "hi"
+
+
+async def test_an_async_callable_object_stays_async() -> None:
+    class Adder:
+        async def __call__(self, a: int) -> int:
+            return a + 1
+
+    definition = tool(name="inc")(Adder())
+    assert definition.body_is_async is True
+    assert definition.parameters["properties"] == {"a": {"type": "integer"}}
+    assert await run(definition, {"a": 1}) == 2
+
+
+# --- argument conversion ------------------------------------------------------------------------------
+
+
+class Color(enum.Enum):
+    RED = "red"
+    GREEN = "green"
+
+
+@dataclasses.dataclass
+class Point:
+    x: float
+    y: float = 0.0
+
+
+@dataclasses.dataclass
+class Shape:
+    name: str
+    points: list[Point]
+    color: Color = Color.RED
+
+
+class Query(pydantic.BaseModel):
+    text: str
+    max_results: int = pydantic.Field(default=10, alias="maxResults")
+
+
+class Options(TypedDict):
+    verbose: bool
+    tags: list[str]
+
+
+async def test_dataclass_pydantic_enum_and_tuple_arguments_are_converted() -> None:
+    received: dict[str, Any] = {}
+
+    @tool
+    async def draw(
+        shape: Shape,
+        query: Query,
+        color: Color,
+        accent: Literal[Color.GREEN] | None,
+        around: Point | None,
+        scale: tuple[float, ...],
+        options: Options,
+        labels: list[str],
+    ) -> None:
+        received.update(locals())
+
+    arguments = {
+        "shape": {"name": "tri", "points": [{"x": 1}, {"x": 2, "y": 3}], "color": "green"},
+        "query": {"text": "q", "maxResults": 3},
+        "color": "red",
+        "accent": "green",
+        "around": None,
+        "scale": [1, 2.5],
+        "options": {"verbose": True, "tags": ["a"]},
+        "labels": ["x", "y"],
+    }
+    args = snapshot_json(arguments)
+    assert draw.validate_arguments is not None and draw.validate_arguments(args) == []
+    assert await draw.execute(args, context(arguments)) is None  # type: ignore[misc]
+    assert received["shape"] == Shape("tri", [Point(1), Point(2, 3)], Color.GREEN)
+    assert received["query"] == Query(text="q", maxResults=3)
+    assert received["color"] is Color.RED
+    assert received["accent"] is Color.GREEN
+    assert received["around"] is None
+    assert received["scale"] == (1, 2.5)
+    # JSON-shaped parameters arrive as the frozen snapshot itself: no copy, no mutation.
+    assert received["options"] is args["options"] and isinstance(received["options"], FrozenDict)
+    assert received["labels"] is args["labels"] and isinstance(received["labels"], FrozenList)
+    with pytest.raises(TypeError):
+        received["options"]["verbose"] = False
+
+
+async def test_optional_dataclass_argument_and_integral_floats() -> None:
+    @tool
+    def locate(at: Point | None, count: int, counts: list[int]) -> list[Any]:
+        return [at, count, counts]
+
+    assert await run(locate, {"at": {"x": 1.5}, "count": 2.0, "counts": [1, 2.0]}) == [Point(1.5), 2, [1, 2]]
+    at, count, counts = await run(locate, {"at": None, "count": 3, "counts": [4]})
+    assert at is None and type(count) is int and type(counts[0]) is int
+
+
+class Mixed(enum.Enum):
+    NAME = "name"
+    ONE = 1
+
+
+async def test_enum_with_mixed_value_types_inside_a_union_converts_both_ways() -> None:
+    received: list[Any] = []
+
+    @tool
+    def pick(choice: Mixed | None) -> Mixed | None:
+        received.append(choice)
+        return choice
+
+    assert pick.parameters["properties"]["choice"] == {
+        "oneOf": [{"type": "string", "enum": ["name"]}, {"type": "integer", "enum": [1]}, {"type": "null"}]
+    }
+    assert [await run(pick, {"choice": value}) for value in ("name", 1, None)] == ["name", 1, None]
+    assert received == [Mixed.NAME, Mixed.ONE, None]
+
+
+# --- return conversion --------------------------------------------------------------------------------
+
+
+async def test_return_values_become_json() -> None:
+    @tool
+    def model() -> Query:
+        return Query(text="q", maxResults=5)
+
+    @tool
+    def shape() -> Shape:
+        return Shape("s", [Point(1, 2)], Color.GREEN)
+
+    @tool
+    def color() -> Color:
+        return Color.RED
+
+    @tool
+    def pair() -> tuple[int, ...]:
+        return (1, 2)
+
+    @tool
+    def points() -> list[Point]:
+        return [Point(0), Point(1, 1)]
+
+    @tool
+    def maybe() -> Point | None:
+        return None
+
+    @tool
+    def anything():  # type: ignore[no-untyped-def]
+        return Point(3, 4)
+
+    @tool
+    async def text() -> str:
+        return "plain"
+
+    assert await run(model, {}) == {"text": "q", "maxResults": 5}
+    assert await run(shape, {}) == {"name": "s", "points": [{"x": 1, "y": 2}], "color": "green"}
+    assert await run(color, {}) == "red"
+    assert await run(pair, {}) == [1, 2]
+    assert await run(points, {}) == [{"x": 0, "y": 0.0}, {"x": 1, "y": 1}]
+    assert await run(maybe, {}) is None
+    assert await run(anything, {}) == {"x": 3, "y": 4}
+    assert await run(text, {}) == "plain"
+
+
+# --- context injection and **kwargs -------------------------------------------------------------------
+
+
+async def test_context_is_injected_by_annotation() -> None:
+    seen: list[Any] = []
+
+    @tool
+    async def whoami(ctx: ToolRunContext, suffix: str) -> str:
+        seen.append(ctx)
+        return ctx.call_id + suffix
+
+    @tool
+    def positional(execution: ToolExecution, /, n: int) -> str:
+        return f"{execution.name}:{n}"
+
+    assert "ctx" not in whoami.parameters["properties"]
+    ctx = context({"suffix": "!"})
+    assert await run(whoami, {"suffix": "!"}, ctx) == "c!"
+    assert seen == [ctx]
+    assert await run(positional, {"n": 2}) == "x:2"
+
+
+async def test_var_keyword_receives_undeclared_keys_but_never_the_context_name() -> None:
+    @tool
+    def collect(ctx: ToolRunContext, a: int, **rest: Any) -> Any:
+        return {"a": a, "rest": rest}
+
+    assert collect.parameters["additionalProperties"] is True
+    assert await run(collect, {"a": 1, "b": [2]}) == {"a": 1, "rest": {"b": [2]}}
+    with pytest.raises(ToolArgsError, match='"ctx" is not a declared property'):
+        await run(collect, {"a": 1, "ctx": "forged"})
+
+
+# --- argument validation ------------------------------------------------------------------------------
+
+
+def test_validate_arguments_reports_violations() -> None:
+    validate = add.validate_arguments
+    assert validate is not None
+    assert validate({"a": 1, "b": 2}) == []
+    assert validate({"a": "x", "b": 2}) == ['"a" must be an integer']
+    assert validate({"a": "x"}) == ['missing required property "b"', '"a" must be an integer']
+    assert validate({"a": 1, "b": 2, "c": 3}) == [
+        '"c" is not a declared property (additionalProperties: false)'
+    ]
+    assert validate(None) == ['"arguments" must be an object']
+
+
+# --- end to end ---------------------------------------------------------------------------------------
+
+
+async def test_end_to_end_through_the_runtime() -> None:
+    @tool
+    def locate(at: Point, color: Color = Color.RED) -> Shape:
+        """Wrap a point in a shape."""
+        return Shape("one", [at], color)
+
+    rt = ToolRuntime()
+    rt.register(add)
+    rt.register(locate)
+    result = await rt.execute(
+        ToolExecutionInput(call_id="c1", name="add", arguments={"a": 1, "b": 2}, signal=AbortSignal())
+    )
+    assert result.is_error is False
+    assert result.value == 3
+    assert [schema["name"] for schema in rt.schemas()] == ["add", "locate"]
+
+    result = await rt.call("locate", {"at": {"x": 1}, "color": "green"})
+    assert result.is_error is False, result
+    assert result.value == {"name": "one", "points": [{"x": 1, "y": 0.0}], "color": "green"}
+
+    bad = await rt.call("add", {"a": "one", "b": 2, "c": 3})
+    assert bad.is_error is True
+    assert bad.error.info is not None and bad.error.info.code == "INVALID_ARGS"  # type: ignore[union-attr]
+    assert '"a" must be an integer' in bad.error.message  # type: ignore[union-attr]
+
+
+async def test_sync_tools_run_off_the_event_loop() -> None:
+    loop_thread = threading.get_ident()
+
+    @tool
+    def where() -> bool:
+        return threading.get_ident() != loop_thread
+
+    rt = ToolRuntime()
+    rt.register(where)
+    result = await rt.call("where")
+    assert result.is_error is False and result.value is True
+    await asyncio.sleep(0)
