@@ -13,7 +13,7 @@ A case's ``setup`` is an ``async`` factory that imports what it needs, checks co
 :class:`Skip` when an optional dependency is missing; let an ``AssertionError`` fail the case) and
 returns the zero-argument callable to time. The callable may be sync or return an awaitable.
 
-The method is the one in ``shared/reference/perf-baselines.md`` ("Method"):
+The method is contract BM1 (``docs/contract.md`` §8.1):
 
 - ``time.perf_counter_ns`` around each sample; a sample is one call, or ``inner`` back-to-back calls
   for sub-µs callables (the value reported is then per call). GC stays enabled.

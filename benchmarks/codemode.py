@@ -44,7 +44,7 @@ Before timing, every path must produce 5050 (100 calls) or 500500 (1000 calls / 
 report the backend asked for. Method: ``_harness.py`` (one child process per case per run, ``--runs``
 times interleaved; median of per-run medians, median of per-run p95s), except that each sample may be
 preceded by an untimed pause (the pool refill) and the sample count is budgeted on the whole sample
-(pause included): ``--target-s`` seconds, at least 40 samples (30–90 in perf-baselines.md §3).
+(pause included): ``--target-s`` seconds, at least 40 samples (contract BM3).
 """
 
 import argparse

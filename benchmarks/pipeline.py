@@ -32,7 +32,7 @@ every path must return 3, and every validating path must reject ``{"a": "x", "b"
 failure result with error code ``INVALID_ARGS``; Agents: its error string for the model; Pydantic AI
 and FastMCP: an exception).
 
-Method (see ``_harness.py`` and ``shared/reference/perf-baselines.md``): each case runs in its own
+Method (see ``_harness.py`` and contract BM1 in ``docs/contract.md``): each case runs in its own
 child process, ``--runs`` times interleaved; the table shows the median of per-run medians, the median
 of per-run p95s and the spread of the per-run medians. Reference figures from that document for this
 machine: Agents ≈ 12–13.5 µs, Pydantic AI ToolManager ≈ 53 µs, FastMCP run ≈ 66–94 µs, to_thread hop

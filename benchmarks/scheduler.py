@@ -34,7 +34,7 @@ timing, every path must return the 100 results in call order (toolrt: successes 
 0..99 with the call ids in order; LangGraph: 100 ToolMessages with contents "0".."99" and matching
 ``tool_call_id`` values; the gathers: ``list(range(100))``), so the sum is 4950.
 
-Method (see ``_harness.py`` and ``shared/reference/perf-baselines.md`` §2 "Batch of 100"): each case
+Method (see ``_harness.py`` and ``docs/contract.md`` §8.2 "Batch of 100", BM2): each case
 runs in its own child process, ``--runs`` times interleaved; a run is a warm-up (≥ 10 batches and
 ``--warmup-s``) then a FIXED ``BATCH_SAMPLES`` = 25 timed batches (the harness's time-based count is
 clamped to ≥ 300 samples, far too many for 10–70 ms batches, so this script's child mode calls
@@ -82,7 +82,7 @@ EXPECTED_SUM = sum(EXPECTED)  # 4950
 CALL_IDS = [f"call_{i}" for i in range(N_CALLS)]
 ARGS_JSON = [json.dumps({"i": i}) for i in range(N_CALLS)]
 BENCH_EXTRA = "skipped (pip install -e '.[bench]' langgraph langchain-core)"
-REFERENCE_MS = {  # perf-baselines.md §2: median of 3 run medians
+REFERENCE_MS = {  # contract BM2: median of 3 run medians
     "floor/gather": 12.9,
     "openai-agents": 17.6,
     "pydantic-ai": 20.3,

@@ -43,7 +43,7 @@ usual tiktoken approximation, identical for both modes. "generated" counts the a
 tokens (tool-call arguments incl. the program, and the final answer); "peak" is the largest single
 prompt.
 
-Published numbers to compare with (``shared/reference/anchors.md`` §4.1): Anthropic programmatic tool
+Published numbers to compare with (contract BM4 in ``docs/contract.md``): Anthropic programmatic tool
 calling −37 % tokens on complex research tasks, −24 % on agentic search; Code Mode −81 % on complex
 batch tasks vs −32 % on simple ones (secondary source); "code execution with MCP" −98.7 % on a
 document-shuttling example.
@@ -96,9 +96,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from _tasks import TASKS, Fixture, Task, Workspace, build_fixture, build_tool_set
+from _fixtures import build_tool_set
+from _fixtures.dataset import Fixture, build_fixture
+from _fixtures.monorepo import Workspace
+from _tasks import TASKS, Task
 from toolrt import ToolDefinition, ToolOutput, ToolRuntime, content_text
-from toolrt._prompt.system_prompt import SystemPrompt, connect_runtime, runtime_chain
+from toolrt._prompt import SystemPrompt, connect_runtime, runtime_chain
 from toolrt.codemode._code_runtime import (
     NO_VALUE,
     CodeBindingNamespace,

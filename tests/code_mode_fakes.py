@@ -28,15 +28,8 @@ from collections.abc import Awaitable, Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolrt import (
-    AbortSignal,
-    ToolExecutionInput,
-    ToolExecutionResult,
-    ToolRuntime,
-    define_tool,
-    thaw,
-)
-from toolrt._prompt.system_prompt import SystemPrompt, connect_runtime, runtime_chain
+from toolrt import AbortSignal, ToolExecutionInput, ToolExecutionResult, ToolRuntime, define_tool
+from toolrt._prompt import SystemPrompt, connect_runtime, runtime_chain
 from toolrt.codemode._code_runtime import (
     BindingFunction,
     CodeRunRequest,
@@ -44,6 +37,7 @@ from toolrt.codemode._code_runtime import (
     IsolationReport,
 )
 from toolrt.loop import SessionLog
+from toolrt.lowlevel import thaw
 
 __all__ = [
     "AGENT",

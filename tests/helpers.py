@@ -29,10 +29,7 @@ from typing import Any, TypeVar
 
 from toolrt import (
     AbortSignal,
-    ExecutionToken,
     ToolDefinition,
-    ToolError,
-    ToolErrorInfo,
     ToolExecutionInput,
     ToolExecutionResult,
     ToolFailure,
@@ -41,6 +38,7 @@ from toolrt import (
     define_tool,
     user_message,
 )
+from toolrt.lowlevel import ExecutionToken, ToolError, ToolErrorInfo
 
 __all__ = [
     "ECHO_OUTPUT",
@@ -109,7 +107,7 @@ SCHEMA_KEYWORDS: list[str] = [
 
 
 def text(value: str) -> list[dict[str, str]]:
-    """``T(x)`` of the spec: one text block."""
+    """``T(x)`` of contract §3.2: one text block."""
     return [{"type": "text", "text": value}]
 
 

@@ -1,7 +1,8 @@
 """toolrt — the tool layer of an LLM agent.
 
-Register tools with typed schemas, show them to a model, and run every call through one policy
-pipeline that turns every model mistake into a result the model can read::
+Register tools with typed schemas, show them to a model (as native function schemas, or as a typed
+SDK for Code Mode), and run every call through one policy pipeline that turns every model mistake
+into a result the model can read::
 
     from toolrt import ToolRuntime, tool
 
@@ -16,17 +17,27 @@ pipeline that turns every model mistake into a result the model can read::
     result = await runtime.call("add", {"a": 1, "b": 2})
     assert result.value == 3
 
+This namespace is what a user of the library writes. The public subpackages add their own:
+:mod:`toolrt.loop` (the agent loop, models, the session log), :mod:`toolrt.policies`,
+:mod:`toolrt.codemode`, :mod:`toolrt.sandbox`, :mod:`toolrt.schema`, :mod:`toolrt.tools`,
+:mod:`toolrt.integrations.claude_code`, and :mod:`toolrt.lowlevel` for people who write their own
+scheduler. Every other module is private (``_name``) and may change in any release.
+
+Why some names load lazily: the agent loop, the policies and the sandbox are reached from here (a
+small agent needs one import line), but importing them costs more than the core, so they load on
+first use (PEP 562). ``import toolrt`` stays as cheap as the core.
 See ``docs/getting-started.md`` for the guided tour.
 """
 
 from __future__ import annotations
 
-from toolrt._abort import AbortController, AbortSignal, fuse_signals
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from toolrt._abort import AbortController, AbortSignal
 from toolrt._approval_request import ApprovalOutcome, ApprovalRequest, ApprovalService
-from toolrt._cards import ToolCallView, ToolResultView
-from toolrt._content import ContentBlock, TextBlock, UserMessage, content_text, text_content, user_message
+from toolrt._content import ContentBlock, content_text, text_content, user_message
 from toolrt._decisions import (
-    UNSET,
     Accept,
     Allow,
     Ask,
@@ -36,145 +47,136 @@ from toolrt._decisions import (
     PostToolDecision,
     PreToolDecision,
 )
-from toolrt._tool_builder import OutputSpec, define_tool
 from toolrt._errors import (
-    TOOL_ABORTED,
-    TOOL_ABORTED_BEFORE_DISPATCH,
     AbortError,
+    CodeRunFailedError,
     JsonSchemaError,
+    NotLosslessJsonError,
     ToolArgsError,
     ToolNotFoundError,
     ToolOutputError,
     ToolrtError,
 )
 from toolrt._events import Disposer, EventName
-from toolrt._execution import ExecutionToken, ToolExecution, ToolExecutionInput, ToolRunContext
-from toolrt._json import (
-    MAX_SAFE_INTEGER,
-    FrozenDict,
-    FrozenList,
-    JsonValue,
-    NotLosslessJsonError,
-    is_lossless_json,
-    snapshot_json,
-    thaw,
-)
-from toolrt._pipeline import DispatchOutcome, Pipeline, Prepared
-from toolrt._registry import RUN_CODE_NAME, PresentationMode, ToolGuard, ToolsChange
-from toolrt._results import ToolError, ToolErrorInfo, ToolExecutionResult, ToolFailure, ToolSuccess
+from toolrt._execution import ToolExecutionInput, ToolRunContext
+from toolrt._json import JsonValue
+from toolrt._prompt import use_presentation_prompt
+from toolrt._registry import RUN_CODE_NAME, PresentationMode
+from toolrt._results import ToolExecutionResult, ToolFailure, ToolSuccess
+from toolrt._tool_builder import OutputSpec, define_tool
 from toolrt._tool_decorator import tool
-from toolrt._tool_definition import (
-    PresentedResult,
-    ToolDefinition,
-    ToolOutput,
-    ToolSchema,
-    render_value_as_text,
-)
-from toolrt._tool_runtime import Scope, ToolRuntime
-from toolrt.integrations.claude_code._tool_names import (
-    CC_TO_HARNESS_TOOLS,
-    KNOWN_HARNESS_TOOLS,
-    cc_canonical_tool_name,
-    cc_tool_aliases,
-    translate_tool_names,
-)
-from toolrt.schema import (
-    ParameterSchemaSpec,
-    ValueSchemaSpec,
-    assert_object_json_schema,
-    assert_supported_json_schema,
-    compile_validator,
-    json_schema_violations,
-    parameter_schema_spec_to_json_schema,
-    validate_args,
-    validate_json_schema_value,
-    value_schema_spec_to_json_schema,
-)
+from toolrt._tool_definition import ToolDefinition, ToolOutput, ToolSchema
+from toolrt._tool_runtime import Scope, ToolRuntime, use_code_presentation
+from toolrt.codemode._prompt_sections import CODE_MODE_PROMPT
+from toolrt.codemode._transport import CODE_MODE_TRANSPORT
+
+if TYPE_CHECKING:
+    from toolrt._prompt import SystemPrompt
+    from toolrt.loop import Agent, OpenAIChatModel, ScriptedModel, SessionLog
+    from toolrt.policies import (
+        ApprovalRule,
+        Approvals,
+        SpillStore,
+        install_spill_policy,
+        install_timeout_policy,
+        rule_answerer,
+        terminal_answerer,
+    )
+    from toolrt.sandbox import PythonSandboxRuntime
+
+# Code Mode plugs into the seams the core offers (the core never imports toolrt.codemode): it builds
+# every runtime's run_code transport and contributes the prompt of code/both scopes.
+use_code_presentation(CODE_MODE_TRANSPORT)
+use_presentation_prompt(CODE_MODE_PROMPT)
 
 __version__ = "0.1.0"
 
+_LAZY: dict[str, str] = {
+    "Agent": "toolrt.loop",
+    "OpenAIChatModel": "toolrt.loop",
+    "ScriptedModel": "toolrt.loop",
+    "SessionLog": "toolrt.loop",
+    "SystemPrompt": "toolrt._prompt",
+    "ApprovalRule": "toolrt.policies",
+    "Approvals": "toolrt.policies",
+    "SpillStore": "toolrt.policies",
+    "install_spill_policy": "toolrt.policies",
+    "install_timeout_policy": "toolrt.policies",
+    "rule_answerer": "toolrt.policies",
+    "terminal_answerer": "toolrt.policies",
+    "PythonSandboxRuntime": "toolrt.sandbox",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolrt' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
 __all__ = [
-    "CC_TO_HARNESS_TOOLS",
-    "KNOWN_HARNESS_TOOLS",
-    "MAX_SAFE_INTEGER",
     "RUN_CODE_NAME",
-    "TOOL_ABORTED",
-    "TOOL_ABORTED_BEFORE_DISPATCH",
-    "UNSET",
     "AbortController",
     "AbortError",
     "AbortSignal",
     "Accept",
+    "Agent",
     "Allow",
     "ApprovalOutcome",
     "ApprovalRequest",
+    "ApprovalRule",
     "ApprovalService",
+    "Approvals",
     "Ask",
     "Block",
+    "CodeRunFailedError",
     "ContentBlock",
     "Deny",
-    "DispatchOutcome",
     "Disposer",
     "EventName",
     "ExecutionMode",
-    "ExecutionToken",
-    "FrozenDict",
-    "FrozenList",
     "JsonSchemaError",
     "JsonValue",
     "NotLosslessJsonError",
+    "OpenAIChatModel",
     "OutputSpec",
-    "ParameterSchemaSpec",
-    "Pipeline",
     "PostToolDecision",
     "PreToolDecision",
-    "Prepared",
     "PresentationMode",
-    "PresentedResult",
+    "PythonSandboxRuntime",
     "Scope",
-    "TextBlock",
+    "ScriptedModel",
+    "SessionLog",
+    "SpillStore",
+    "SystemPrompt",
     "ToolArgsError",
-    "ToolCallView",
     "ToolDefinition",
-    "ToolError",
-    "ToolErrorInfo",
-    "ToolExecution",
     "ToolExecutionInput",
     "ToolExecutionResult",
     "ToolFailure",
-    "ToolGuard",
     "ToolNotFoundError",
     "ToolOutput",
     "ToolOutputError",
-    "ToolResultView",
     "ToolRunContext",
     "ToolRuntime",
     "ToolSchema",
     "ToolSuccess",
     "ToolrtError",
-    "ToolsChange",
-    "UserMessage",
-    "ValueSchemaSpec",
     "__version__",
-    "assert_object_json_schema",
-    "assert_supported_json_schema",
-    "cc_canonical_tool_name",
-    "cc_tool_aliases",
-    "compile_validator",
     "content_text",
     "define_tool",
-    "fuse_signals",
-    "is_lossless_json",
-    "json_schema_violations",
-    "parameter_schema_spec_to_json_schema",
-    "render_value_as_text",
-    "snapshot_json",
+    "install_spill_policy",
+    "install_timeout_policy",
+    "rule_answerer",
+    "terminal_answerer",
     "text_content",
-    "thaw",
     "tool",
-    "translate_tool_names",
     "user_message",
-    "validate_args",
-    "validate_json_schema_value",
-    "value_schema_spec_to_json_schema",
 ]

@@ -1,4 +1,4 @@
-"""Model-facing content blocks and the user messages that ride after a tool result.
+"""Model-facing content blocks and the context messages that ride after a tool result.
 
 Content is what the model reads: a list of JSON blocks such as ``{"type": "text", "text": "..."}``.
 Results carry it as frozen lists of frozen dicts (see :mod:`toolrt._json`), so a listener can read it
@@ -14,9 +14,9 @@ from toolrt._json import text_block_content
 
 __all__ = [
     "ContentBlock",
+    "ContextMessage",
     "ContextSource",
     "TextBlock",
-    "UserMessage",
     "content_text",
     "text_content",
     "user_message",
@@ -41,8 +41,12 @@ class ContextSource(TypedDict):
     plugin: NotRequired[str]
 
 
-class UserMessage(TypedDict):
-    """An identified user message appended after a tool result (``additional_contexts``)."""
+class ContextMessage(TypedDict):
+    """An additional context: an identified user message appended after a tool result.
+
+    It rides in ``additional_contexts`` (and ``defer_context``) and is logged as ``context/added``;
+    the conversation's own user message is :class:`toolrt.loop.UserMessage`.
+    """
 
     id: str
     role: Literal["user"]
@@ -66,8 +70,8 @@ def content_text(content: Sequence[ContentBlock]) -> str:
 
 def user_message(
     message_id: str, text: str, *, plugin: str | None = None, source_kind: str = "plugin"
-) -> UserMessage:
-    """Build a user message for ``defer_context`` / ``Accept(additional_contexts=...)``.
+) -> ContextMessage:
+    """Build a context message for ``defer_context`` / ``Accept(additional_contexts=...)``.
 
     >>> user_message("ctx-1", "remember the lint rules", plugin="lint")["source"]
     {'kind': 'plugin', 'plugin': 'lint'}

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 
-from toolrt._content import ContentBlock, UserMessage
+from toolrt._content import ContentBlock, ContextMessage
 
 __all__ = [
     "UNSET",
@@ -77,7 +77,7 @@ class Accept:
 
     content: Sequence[ContentBlock] | Any = UNSET
     value: Any = UNSET
-    additional_contexts: Sequence[UserMessage] = field(default=())
+    additional_contexts: Sequence[ContextMessage] = field(default=())
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +85,7 @@ class Block:
     """Turn the result into a failure whose content is ``feedback``; drops value, meta and contexts."""
 
     feedback: Sequence[ContentBlock]
-    additional_contexts: Sequence[UserMessage] = field(default=())
+    additional_contexts: Sequence[ContextMessage] = field(default=())
 
 
 PostToolDecision: TypeAlias = Accept | Block

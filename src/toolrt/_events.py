@@ -25,10 +25,10 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable, Mapping
 from typing import Any, Literal, TypeAlias, TypeVar
 
-__all__ = ["Disposer", "EventName", "ListenerOwner"]
+__all__ = ["Disposer", "EventBus", "EventName", "EventSink", "Listener", "ListenerOwner", "message_of"]
 
 EventName: TypeAlias = Literal[
     "tools/pre-execute",
@@ -39,6 +39,13 @@ EventName: TypeAlias = Literal[
     "tools/code-dispatch-log",
 ]
 _EVENT_NAMES = frozenset(EventName.__args__)  # type: ignore[attr-defined]
+
+EventSink: TypeAlias = Callable[[str, Mapping[str, Any]], Any]
+"""Appends one durable event: ``sink(type, data)``. ``SessionLog.append`` fits.
+
+The runtime routes Code Mode sub-call events to one (``ToolRuntime.bind_session``) and
+:class:`toolrt.policies.Approvals` its audit trail (``audit=``, ``bind_session``).
+"""
 
 T = TypeVar("T")
 logger = logging.getLogger("toolrt")
@@ -107,7 +114,13 @@ class ListenerOwner:
             raise failures[0]
 
 
-class _Listener:
+class Listener:
+    """One registered callback, and the scope it was registered through (``None``: the runtime).
+
+    Also the element of any waterfall :meth:`EventBus.waterfall` runs (the approval answerers are
+    one), so a waterfall outside the bus is spelled with the same pieces.
+    """
+
     __slots__ = ("callback", "scope_key")
 
     def __init__(self, callback: Callable[..., Any], scope_key: Hashable | None) -> None:
@@ -115,14 +128,16 @@ class _Listener:
         self.scope_key = scope_key
 
 
-_NO_LISTENERS: tuple[_Listener, ...] = ()
+_NO_LISTENERS: tuple[Listener, ...] = ()
 
 
 class EventBus:
     """Per-event listener lists, snapshotted as tuples so dispatch never sees a list change."""
 
     def __init__(self) -> None:
-        self._listeners: dict[str, tuple[_Listener, ...]] = {}
+        # Public so the pipeline's hot path can test for listeners with one dict lookup (a method
+        # call costs 2-3x as much, four times per call); only ``add`` and its disposer write it.
+        self.listeners: dict[str, tuple[Listener, ...]] = {}
         self._background: set[asyncio.Task[Any]] = set()
 
     def add(
@@ -134,37 +149,39 @@ class EventBus:
         prepend: bool,
         owner: ListenerOwner | None,
     ) -> Disposer:
+        """Register ``callback`` for ``name`` (first with ``prepend``); the disposer removes it."""
         if name not in _EVENT_NAMES:
             known = ", ".join(sorted(_EVENT_NAMES))
             raise ValueError(f"unknown event {name!r}; known events: {known}")
         if not callable(callback):
             raise TypeError(f"listener for {name!r} must be callable")
-        listener = _Listener(callback, scope_key)
-        current = self._listeners.get(name, _NO_LISTENERS)
-        self._listeners[name] = (listener, *current) if prepend else (*current, listener)
+        listener = Listener(callback, scope_key)
+        current = self.listeners.get(name, _NO_LISTENERS)
+        self.listeners[name] = (listener, *current) if prepend else (*current, listener)
 
         def remove() -> None:
-            self._listeners[name] = tuple(item for item in self._listeners[name] if item is not listener)
+            self.listeners[name] = tuple(item for item in self.listeners[name] if item is not listener)
 
         return Disposer(remove, owner)
 
-    def get(self, name: str) -> tuple[_Listener, ...]:
-        return self._listeners.get(name, _NO_LISTENERS)
+    def get(self, name: str) -> tuple[Listener, ...]:
+        """The listeners of ``name`` right now (a snapshot: later registrations do not change it)."""
+        return self.listeners.get(name, _NO_LISTENERS)
 
     @staticmethod
-    def admitted(listeners: tuple[_Listener, ...], chain: frozenset[Hashable]) -> tuple[_Listener, ...]:
+    def admitted(listeners: tuple[Listener, ...], chain: frozenset[Hashable]) -> tuple[Listener, ...]:
         """Untagged listeners plus those registered on a scope in ``chain``."""
         return tuple(item for item in listeners if item.scope_key is None or item.scope_key in chain)
 
     @staticmethod
     async def waterfall(
-        listeners: tuple[_Listener, ...], args: tuple[Any, ...], inner: Callable[[], Awaitable[T]]
+        listeners: tuple[Listener, ...], args: tuple[Any, ...], inner: Callable[[], Awaitable[T]]
     ) -> T:
         """Run ``listeners`` outermost-first around ``inner``; each gets ``(*args, next)``."""
         return await _chain(listeners, 0, args, inner)()
 
     def emit(
-        self, listeners: tuple[_Listener, ...], args: tuple[Any, ...], describe_failure: Callable[[str], str]
+        self, listeners: tuple[Listener, ...], args: tuple[Any, ...], describe_failure: Callable[[str], str]
     ) -> None:
         """Call observers in order, containing and logging their failures (sync and async)."""
         for listener in listeners:
@@ -190,7 +207,7 @@ class EventBus:
 
 
 def _chain(
-    listeners: tuple[_Listener, ...], index: int, args: tuple[Any, ...], inner: Callable[[], Awaitable[T]]
+    listeners: tuple[Listener, ...], index: int, args: tuple[Any, ...], inner: Callable[[], Awaitable[T]]
 ) -> Callable[[], Awaitable[T]]:
     if index == len(listeners):
         return inner

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from toolrt._abort import AbortSignal
-from toolrt._content import UserMessage
+from toolrt._content import ContextMessage
+
+if TYPE_CHECKING:
+    from toolrt._tool_definition import ToolDefinition
 
 __all__ = ["ExecutionToken", "ToolExecution", "ToolExecutionInput", "ToolRunContext"]
 
@@ -68,10 +71,12 @@ class ToolExecution:
         "_chain",
         "_concluded",
         "_deferred",
+        "_definition",
         "_finalizer",
         "_frozen",
         "_name",
         "_parent",
+        "_resolved_at",
         "_root_call_id",
         "_signal",
         "_signal_writable",
@@ -88,6 +93,8 @@ class ToolExecution:
         parent: ExecutionToken | None,
         signal: AbortSignal,
         finalizer: Any = None,
+        definition: ToolDefinition | None = None,
+        resolved_at: int = 0,
     ) -> None:
         self._token = ExecutionToken()
         self._call_id = call_id
@@ -97,7 +104,7 @@ class ToolExecution:
         self._agent = agent
         self._parent = parent
         self._signal = signal
-        self._deferred: list[UserMessage] | None = None
+        self._deferred: list[ContextMessage] | None = None
         self._concluded = False
         self._frozen = False
         self._signal_writable = False
@@ -110,6 +117,11 @@ class ToolExecution:
         self._body_invoked = False
         self._canonical: Any = None
         self._chain: Any = None
+        # Resolved once, when the call is created: classification, the body, a wrapper's revalidated
+        # success and a post-execute value replacement all use this one definition, unless the
+        # registry moved on since ``resolved_at`` (its generation then), e.g. the tool was disposed.
+        self._definition = definition
+        self._resolved_at = resolved_at
 
     @property
     def token(self) -> ExecutionToken:
@@ -147,6 +159,12 @@ class ToolExecution:
         return self._parent
 
     @property
+    def definition(self) -> ToolDefinition | None:
+        """The definition this call runs, resolved in the caller's scope when the call was created
+        (``None`` for a name the caller cannot execute: unknown, or collapsed under Code Mode)."""
+        return self._definition
+
+    @property
     def signal(self) -> AbortSignal:
         """The cancellation signal: the caller's, a wrapper's replacement, or the body's fused one."""
         return self._signal
@@ -161,7 +179,7 @@ class ToolExecution:
             raise TypeError("ToolExecution.signal must be an AbortSignal")
         self._signal = value
 
-    def defer_context(self, message: UserMessage) -> None:
+    def defer_context(self, message: ContextMessage) -> None:
         """Attach ``message`` after this call's final result, even if the body later fails.
 
         Deferred contexts come before contexts added by wrappers and post-execute policy. A blocked
@@ -207,5 +225,5 @@ class ToolRunContext(Protocol):
     def parent(self) -> ExecutionToken | None: ...
     @property
     def signal(self) -> AbortSignal: ...
-    def defer_context(self, message: UserMessage) -> None: ...
+    def defer_context(self, message: ContextMessage) -> None: ...
     def conclude_turn(self) -> None: ...

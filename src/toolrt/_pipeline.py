@@ -11,40 +11,29 @@ propagates, after observers have been told the call ended)::
     finalize   tools/post-execute (accept, replace content or value, block)
     finish     snapshot the result, apply the tool's finalize_content, freeze, tools/result
 
-The stages are exposed one by one (:class:`Pipeline`) so a scheduler can run ``prepare`` in model
-order, overlap only ``dispatch``, and commit in model order. ``prepare`` says where the call goes
-next: ``dispatch``, ``post-result`` (a result that still passes post-execute, e.g. a denial) or
-``final-result`` (a result that skips it, e.g. invalid arguments).
+The stages are public one by one (:class:`Pipeline`: ``create``, ``prepare``, ``dispatch``,
+``commit``) so a scheduler can run ``prepare`` in model order, overlap only ``dispatch``, and commit
+in model order (:mod:`toolrt._ordered_executor` is the one that does). ``create`` resolves the tool
+once, in the caller's scope, and every later stage runs that definition. ``prepare`` says where the
+call goes next: ``dispatch``, ``post-result`` (a result that still passes post-execute, e.g. a
+denial) or ``final-result`` (a result that skips it, e.g. invalid arguments). Stage outcomes are
+plain ``(kind, result)`` tuples: they are made once per call, and a tuple costs a fraction of any
+wrapper object.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Coroutine
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Coroutine, Hashable
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from toolrt._abort import AbortController, AbortSignal, fuse_signals
-from toolrt._decisions import UNSET, Accept, Allow, Ask, Block, Deny, PreToolDecision
+from toolrt._decisions import UNSET, Accept, Allow, Ask, Block, Deny, ExecutionMode, PreToolDecision
 from toolrt._errors import ToolArgsError, ToolNotFoundError, ToolOutputError
 from toolrt._events import EventBus, message_of
 from toolrt._execution import ToolExecution, ToolExecutionInput
 from toolrt._json import NotLosslessJsonError, js_json_dumps, snapshot_json
-from toolrt._result_builders import (
-    _aborted,
-    _as_content,
-    _collapsed_message,
-    _failure,
-    _feedback_message,
-    _frozen,
-    _join_contexts,
-    _materialize,
-    _project,
-    _rebuild,
-    _result_field,
-    tool_error_result,
-)
 from toolrt._results import (
     ToolError,
     ToolErrorInfo,
@@ -53,7 +42,19 @@ from toolrt._results import (
     ToolSuccess,
     make_failure,
     make_success,
+    tool_error_result,
 )
+from toolrt._results import aborted_result as _aborted
+from toolrt._results import as_content as _as_content
+from toolrt._results import collapsed_message as _collapsed_message
+from toolrt._results import failure_result as _failure
+from toolrt._results import feedback_message as _feedback_message
+from toolrt._results import frozen_field as _frozen
+from toolrt._results import join_contexts as _join_contexts
+from toolrt._results import materialize as _materialize
+from toolrt._results import project_output as _project
+from toolrt._results import rebuild_result as _rebuild
+from toolrt._results import result_field as _result_field
 from toolrt._threads import run_in_worker
 
 if TYPE_CHECKING:
@@ -68,21 +69,13 @@ _ALLOW = Allow()
 _ACCEPT = Accept()
 
 
-@dataclass(frozen=True, slots=True)
-class Prepared:
-    """Where a call goes after ``prepare``: ``dispatch`` it, or post/finish an early ``result``."""
+Prepared: TypeAlias = tuple[Literal["dispatch", "post-result", "final-result"], ToolExecutionResult | None]
+"""What ``prepare`` returns: ``("dispatch", None)``, or an early result and where it goes next
+(``post-result`` passes post-execute, e.g. a denial; ``final-result`` skips it)."""
 
-    kind: Literal["dispatch", "post-result", "final-result"]
-    execution: ToolExecution
-    result: ToolExecutionResult | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class DispatchOutcome:
-    """The result of ``dispatch``: ``post-result`` goes through post-execute, ``final-result`` not."""
-
-    kind: Literal["post-result", "final-result"]
-    result: ToolExecutionResult
+DispatchOutcome: TypeAlias = tuple[Literal["post-result", "final-result"], ToolExecutionResult]
+"""What ``dispatch`` returns: the result, and whether it passes post-execute (``post-result``) or is
+final (``final-result``: a wrapper or the pipeline itself failed)."""
 
 
 class Pipeline:
@@ -95,7 +88,14 @@ class Pipeline:
 
     # --- stage 1: create -----------------------------------------------------------------------
 
-    def _create(self, call: ToolExecutionInput) -> tuple[ToolExecution, ToolExecutionResult | None]:
+    def create(self, call: ToolExecutionInput) -> tuple[ToolExecution, ToolExecutionResult | None]:
+        """Make the call's :class:`ToolExecution`: snapshot the arguments, resolve the tool once.
+
+        Returns the execution and, when the call cannot run at all (arguments that are not lossless
+        JSON, a name collapsed under Code Mode), its early result, which goes straight to
+        :meth:`finish`. Creating a call publishes nothing: a scheduler may create a call before it
+        decides when to start it.
+        """
         call_id, name, raw_arguments = call.call_id, call.name, call.arguments
         signal, agent, parent = call.signal, call.agent, call.parent
         if not isinstance(signal, AbortSignal):
@@ -121,6 +121,8 @@ class Pipeline:
             parent,
             signal,
             None if visible is None else visible.finalize_content,
+            None if collapsed else visible,
+            registry.generation,
         )
         if error is not None:
             if collapsed and not signal.aborted:
@@ -136,7 +138,7 @@ class Pipeline:
         return execution, None
 
     def _listeners(self, execution: ToolExecution, event: str) -> Any:
-        listeners = self._events._listeners.get(event)
+        listeners = self._events.listeners.get(event)
         if not listeners:
             return ()
         if execution._chain is None:
@@ -149,22 +151,54 @@ class Pipeline:
         The call is created like any other (its arguments snapshotted when possible), skips every
         policy and dispatch phase like invalid arguments do, and publishes exactly one result.
         """
-        execution, early = self._create(call)
+        execution, early = self.create(call)
         return self.finish(execution, early if early is not None else tool_error_result(error))
+
+    def execution_mode(self, execution: ToolExecution, arguments: Any) -> ExecutionMode:
+        """``"parallel"`` only when the created call's tool classifies ``arguments`` as exactly ``True``.
+
+        ``arguments`` are the caller's, as given (the classifier sees them raw, not snapshotted); an
+        unknown or collapsed name, a tool without a classifier and a classifier that raises are
+        ``"exclusive"``. Uses the definition resolved by :meth:`create`.
+        """
+        definition = self._definition(execution)
+        if definition is None or definition.is_concurrency_safe is None:
+            return "exclusive"
+        try:
+            return "parallel" if definition.is_concurrency_safe(arguments) is True else "exclusive"
+        except Exception:
+            return "exclusive"
+
+    def _definition(self, execution: ToolExecution) -> ToolDefinition | None:
+        """The call's definition as resolved by :meth:`create`; resolved again only when the registry
+        changed since (a tool disposed mid-call is then unknown, as it would be to a new call)."""
+        registry = self._registry
+        generation = registry.generation
+        if execution._resolved_at != generation:
+            execution._definition = registry.resolve_execution(
+                execution.name, execution.agent, execution.parent is not None
+            )
+            execution._resolved_at = generation
+        return execution._definition
+
+    def admitted_listeners(self, event: str, agent: Hashable | None) -> tuple[Any, ...]:
+        """The listeners of ``event`` that apply to ``agent``'s calls: the global ones and those
+        registered on a scope of its chain, in registration order (for waterfalls run outside the
+        stages, like Code Mode's ``tools/code-dispatch-log``)."""
+        listeners = self._events.listeners.get(event)
+        if not listeners:
+            return ()
+        return EventBus.admitted(listeners, self._registry.chain(agent)[1])
 
     # --- stage 2: prepare ----------------------------------------------------------------------
 
-    async def prepare(self, call: ToolExecutionInput) -> Prepared:
-        """Create the execution and run policy; never raises for a model mistake."""
-        execution, early = self._create(call)
-        if early is not None:
-            return Prepared("final-result", execution, early)
-        kind, result = await self._prepare(execution)
-        return Prepared(kind, execution, result)
+    async def prepare(self, execution: ToolExecution) -> Prepared:
+        """Run policy for a created call: ``tools/pre-execute`` (allow / deny / ask → approval), then
+        the guards. Never raises for a model or policy mistake (task cancellation propagates).
 
-    async def _prepare(
-        self, execution: ToolExecution
-    ) -> tuple[Literal["dispatch", "post-result", "final-result"], ToolExecutionResult | None]:
+        Skip it when :meth:`needs_prepare` says there is nothing to run: the outcome would be
+        ``("dispatch", None)``.
+        """
         caller = execution._caller
         if caller.aborted:
             return "final-result", _aborted(False)
@@ -238,17 +272,15 @@ class Pipeline:
     # --- stage 3: dispatch ---------------------------------------------------------------------
 
     async def dispatch(self, execution: ToolExecution) -> DispatchOutcome:
-        """Run ``tools/execute`` wrappers around the body and normalise what comes back."""
-        kind, result = await self._dispatch(execution)
-        return DispatchOutcome(kind, result)
+        """Run ``tools/execute`` wrappers around the body and normalise what comes back.
 
-    async def _dispatch(
-        self, execution: ToolExecution
-    ) -> tuple[Literal["post-result", "final-result"], ToolExecutionResult]:
+        The only stage whose calls may overlap. Never raises for a model or tool mistake (task
+        cancellation propagates); pass the outcome to :meth:`commit`.
+        """
         try:
             listeners = (
                 self._listeners(execution, "tools/execute")
-                if self._events._listeners.get("tools/execute")
+                if self._events.listeners.get("tools/execute")
                 else ()
             )
             if listeners:
@@ -290,9 +322,7 @@ class Pipeline:
             execution._signal = fused
             # Wrappers may swap the signal around next(); the body itself never may.
             execution._signal_writable = False
-            definition = self._registry.resolve_execution(
-                execution.name, execution.agent, execution.parent is not None
-            )
+            definition = self._definition(execution)
             try:
                 if definition is None:
                     raise ToolNotFoundError(f'unknown tool "{execution.name}"')
@@ -409,9 +439,7 @@ class Pipeline:
         if isinstance(returned, ToolSuccess):
             # A wrapper-authored (or cached) success is revalidated under the active declaration;
             # its own content is ignored and re-rendered from the value.
-            definition = self._registry.resolve_execution(
-                execution.name, execution.agent, execution.parent is not None
-            )
+            definition = self._definition(execution)
             if definition is None:
                 raise ToolNotFoundError(f'unknown tool "{execution.name}"')
             return self._success(execution, definition, returned.value, _frozen(returned.additional_contexts))
@@ -458,9 +486,7 @@ class Pipeline:
         if replaces_value:
             if result.is_error:
                 raise TypeError("tools/post-execute cannot replace the value of a failed result")
-            definition = self._registry.resolve_execution(
-                execution.name, execution.agent, execution.parent is not None
-            )
+            definition = self._definition(execution)
             if definition is None:
                 raise ToolNotFoundError(f'unknown tool "{execution.name}"')
             return self._success(execution, definition, decision.value, contexts)
@@ -490,7 +516,7 @@ class Pipeline:
                 result = _materialize(tool_error_result(error))
         execution._frozen = True
         listeners = (
-            self._listeners(execution, "tools/result") if self._events._listeners.get("tools/result") else ()
+            self._listeners(execution, "tools/result") if self._events.listeners.get("tools/result") else ()
         )
         if listeners:
             name, call_id = execution.name, execution.call_id
@@ -501,9 +527,7 @@ class Pipeline:
             )
         return result
 
-    # --- the whole pipeline --------------------------------------------------------------------
-
-    # --- fast paths shared by execute() and the schedulers ----------------------------------------
+    # --- shortcuts shared by execute() and the ordered executor ---------------------------------
 
     def finish_aborted(self, execution: ToolExecution) -> ToolExecutionResult:
         """Finish a call whose task was cancelled mid-flight with the matching aborted result
@@ -517,7 +541,7 @@ class Pipeline:
         guards) costs a few microseconds, and every feature costs only when it is used.
         """
         return bool(
-            self._events._listeners.get("tools/pre-execute")
+            self._events.listeners.get("tools/pre-execute")
             or self._registry.guard_count
             or execution._signal.aborted
         )
@@ -526,26 +550,32 @@ class Pipeline:
         self, execution: ToolExecution, kind: str, result: ToolExecutionResult
     ) -> ToolExecutionResult | Coroutine[Any, Any, ToolExecutionResult]:
         """Finish a dispatched or prepared call: ``finalize`` (a coroutine) when post-execute has
-        listeners and the result is a ``post-result``, else the finished result directly."""
+        listeners and the result is a ``post-result``, else the finished result directly.
+
+        Returning the result itself when there is nothing to await spares the common call a
+        coroutine: check ``isinstance(committed, ToolSuccess | ToolFailure)`` before awaiting.
+        """
         if kind == "post-result":
-            if self._events._listeners.get("tools/post-execute"):
+            if self._events.listeners.get("tools/post-execute"):
                 return self.finalize(execution, result)
             if not result.is_error and execution._caller.aborted:
                 result = _aborted(execution._body_invoked, result.additional_contexts)
         return self.finish(execution, result)
 
+    # --- the whole pipeline --------------------------------------------------------------------
+
     async def execute(self, call: ToolExecutionInput) -> ToolExecutionResult:
         """Run one call through every stage. Returns a result for every model mistake."""
-        execution, early = self._create(call)
+        execution, early = self.create(call)
         if early is not None:
             return self.finish(execution, early)
         try:
             result: ToolExecutionResult | None = None
             kind: str = "dispatch"
             if self.needs_prepare(execution):
-                kind, result = await self._prepare(execution)
+                kind, result = await self.prepare(execution)
             if kind == "dispatch":
-                kind, result = await self._dispatch(execution)
+                kind, result = await self.dispatch(execution)
             assert result is not None
             committed = self.commit(execution, kind, result)
             if isinstance(committed, ToolSuccess | ToolFailure):

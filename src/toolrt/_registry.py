@@ -9,6 +9,10 @@ preset scope that agents are parented to). A scope sees:
 3. plus its own tools, which shadow inherited ones of the same name and are never masked;
 4. plus ``run_code`` when its effective presentation mode is ``code`` or ``both``.
 
+``run_code`` is the *transport* of the code presentation: its name is reserved here in every mode
+and scope, but its definition is built by whatever plugs the code presentation in (Code Mode does)
+and handed over with :meth:`ToolRegistry.install_transport`. The registry never looks inside it.
+
 Calling a tool the scope cannot see is indistinguishable from calling one that does not exist.
 Scopes are visibility composition, not an authority boundary: code holding the runtime can reach
 everything.
@@ -20,8 +24,9 @@ so the hot path (resolving a name for a call) is two dictionary lookups.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Generic, Literal, Protocol, TypeAlias, TypeVar
 
 from toolrt._events import Disposer, EventBus, ListenerOwner
@@ -35,9 +40,13 @@ if TYPE_CHECKING:
 __all__ = [
     "RUN_CODE_NAME",
     "PresentationMode",
+    "ScopedLayers",
     "ToolGuard",
     "ToolRegistry",
     "ToolsChange",
+    "ToolsView",
+    "Transport",
+    "is_valid_timeout_ms",
 ]
 
 RUN_CODE_NAME = "run_code"
@@ -60,6 +69,20 @@ class ToolsChange:
     ]
     name: str | None
     scope: Hashable | None
+
+
+@dataclass(frozen=True, slots=True)
+class Transport:
+    """The definition behind the reserved ``run_code`` name, as the code presentation built it.
+
+    ``schema_error`` says why the definition cannot be shown to a model (its code runtime's language
+    has no ``run_code`` flavour, say). Projecting the schemas of a scope that sees the transport then
+    raises ``ValueError(schema_error)``: the mistake is loud where the schema is read (every
+    assembly), not where the runtime was configured.
+    """
+
+    definition: ToolDefinition
+    schema_error: str | None = None
 
 
 class _Restriction:
@@ -121,10 +144,17 @@ class ScopedLayers(Generic[_L]):
         self._global = new_layer()
         self._scoped: dict[Hashable, _L] = {}
 
-    def _layer(self, key: Hashable | None) -> _L | None:
+    @property
+    def global_layer(self) -> _L:
+        """The layer of registrations made for every scope."""
+        return self._global
+
+    def layer(self, key: Hashable | None) -> _L | None:
+        """``key``'s layer (the global one for ``None``), or ``None`` when the scope has none."""
         return self._global if key is None else self._scoped.get(key)
 
-    def _layer_for_write(self, key: Hashable | None) -> _L:
+    def layer_for_write(self, key: Hashable | None) -> _L:
+        """``key``'s layer, created when missing (pair a failed write with :meth:`reclaim`)."""
         if key is None:
             return self._global
         layer = self._scoped.get(key)
@@ -132,32 +162,41 @@ class ScopedLayers(Generic[_L]):
             layer = self._scoped[key] = self._new_layer()
         return layer
 
-    def _reclaim(self, key: Hashable | None) -> None:
+    def reclaim(self, key: Hashable | None) -> None:
+        """Drop ``key``'s layer if nothing is registered in it any more."""
         if key is not None:
             layer = self._scoped.get(key)
             if layer is not None and layer.empty():
                 del self._scoped[key]
 
-    def _remove_named(self, table: str, key: Hashable | None, name: str, entry: object) -> bool:
+    def remove_named(self, table: str, key: Hashable | None, name: str, entry: object) -> bool:
         """Remove ``name`` from ``table`` of ``key``'s layer if it still holds ``entry``; whether it did.
 
         Checking identity makes a disposer idempotent and keeps it from removing a later
         registration of the same name.
         """
-        current = self._layer(key)
+        current = self.layer(key)
         if current is None or getattr(current, table).get(name) is not entry:
             return False
         del getattr(current, table)[name]
-        self._reclaim(key)
+        self.reclaim(key)
         return True
 
-    def _layers_along(self, chain: Sequence[Hashable]) -> list[_L]:
+    def layers_along(self, chain: Sequence[Hashable]) -> list[_L]:
         """The existing scoped layers of ``chain`` (nearest first), farthest first."""
         layers = (self._scoped.get(key) for key in reversed(chain))
         return [layer for layer in layers if layer is not None]
 
 
-class _View:
+class ToolsView:
+    """What one scope sees, computed once per registry generation.
+
+    ``visible``: name → definition of every tool the scope can call (``run_code`` included under
+    ``code``/``both``), in listing order. ``known``: every tool name that exists for the scope —
+    visible, restricted away, or only reserved — in listing order. ``restrictable``: the names a
+    restriction on this scope may mention. Treat all three as read-only.
+    """
+
     __slots__ = ("known", "restrictable", "visible")
 
     def __init__(
@@ -177,12 +216,10 @@ class ToolRegistry(ScopedLayers[_Layer]):
         self.default_mode: PresentationMode = default_mode
         self._parents: dict[Hashable, Hashable] = {}
         self._generation = 0
-        self._views: dict[Hashable | None, tuple[int, _View]] = {}
+        self._views: dict[Hashable | None, tuple[int, ToolsView]] = {}
         self._chains: dict[Hashable, tuple[int, tuple[Hashable, ...], frozenset[Hashable]]] = {}
-        # Set by Code Mode: the singleton run_code definition shown to code/both scopes.
-        self.transport: ToolDefinition | None = None
-        # Set when the code runtime's language has no run_code flavor: reading the schema fails loud.
-        self.transport_error: str | None = None
+        # Installed by the code presentation: the run_code definition shown to code/both scopes.
+        self._transport: Transport | None = None
         self._muted = False
         # How many guards exist in any layer: lets the pipeline skip guard evaluation entirely.
         self.guard_count = 0
@@ -207,6 +244,7 @@ class ToolRegistry(ScopedLayers[_Layer]):
         self._bump()
 
     def unbind_parent(self, key: Hashable) -> None:
+        """Forget ``key``'s parent (its scope closed)."""
         if self._parents.pop(key, None) is not None:
             self._bump()
 
@@ -229,14 +267,28 @@ class ToolRegistry(ScopedLayers[_Layer]):
     def chain_layers(self, key: Hashable | None) -> list[_Layer]:
         """Existing scoped layers on the chain, farthest ancestor first, own last."""
         keys, _ = self.chain(key)
-        return self._layers_along(keys)
+        return self.layers_along(keys)
 
     # --- visibility ----------------------------------------------------------------------------
 
     def _bump(self) -> None:
         self._generation += 1
 
-    def view(self, key: Hashable | None) -> _View:
+    @property
+    def transport(self) -> ToolDefinition | None:
+        """The installed ``run_code`` definition, if the code presentation installed one."""
+        return None if self._transport is None else self._transport.definition
+
+    def install_transport(self, transport: Transport) -> None:
+        """Install (or replace) the ``run_code`` definition every ``code``/``both`` scope sees.
+
+        Every cached view is invalidated, so the next read shows the new definition.
+        """
+        self._transport = transport
+        self._bump()
+
+    def view(self, key: Hashable | None) -> ToolsView:
+        """What ``key``'s scope sees (cached until the next mutation)."""
         cached = self._views.get(key)
         if cached is not None and cached[0] == self._generation:
             return cached[1]
@@ -244,7 +296,7 @@ class ToolRegistry(ScopedLayers[_Layer]):
         self._views[key] = (self._generation, view)
         return view
 
-    def _compute_view(self, key: Hashable | None) -> _View:
+    def _compute_view(self, key: Hashable | None) -> ToolsView:
         layers = self.chain_layers(key)
         own = self._scoped.get(key) if key is not None else None
         inherited = dict(self._global.tools)
@@ -269,18 +321,33 @@ class ToolRegistry(ScopedLayers[_Layer]):
                     restrictable.add(name)
                     if name not in visible:
                         known.append(name)
-        if self.transport is not None and self.mode_for(key) != "native":
-            visible[RUN_CODE_NAME] = self.transport
-        return _View(visible, known, frozenset(restrictable))
+        if self._transport is not None and self.mode_for(key) != "native":
+            visible[RUN_CODE_NAME] = self._transport.definition
+        return ToolsView(visible, known, frozenset(restrictable))
 
     def get(self, name: str, key: Hashable | None = None) -> ToolDefinition | None:
+        """The definition ``key``'s scope sees for ``name``, if any."""
         return self.view(key).visible.get(name)
 
+    def visible(self, key: Hashable | None = None) -> Mapping[str, ToolDefinition]:
+        """Read-only name → definition of every tool ``key``'s scope can see, in listing order."""
+        return MappingProxyType(self.view(key).visible)
+
+    def known(self, key: Hashable | None = None) -> tuple[str, ...]:
+        """Every tool name that exists for ``key``'s scope (visible, restricted away or reserved)."""
+        return tuple(self.view(key).known)
+
+    def declared_modes(self) -> dict[Hashable, PresentationMode]:
+        """The scopes that declare a presentation themselves (``present_as``), with their mode."""
+        return {key: layer.mode for key, layer in self._scoped.items() if layer.mode is not None}
+
     def schemas(self, key: Hashable | None = None) -> list[ToolSchema]:
+        """Model-facing schemas (deep copies) of every tool ``key``'s scope can see."""
+        transport = self._transport
         projected: list[ToolSchema] = []
         for name, definition in self.view(key).visible.items():
-            if definition is self.transport and self.transport_error is not None:
-                raise ValueError(self.transport_error)
+            if transport is not None and definition is transport.definition and transport.schema_error:
+                raise ValueError(transport.schema_error)
             try:
                 parameters = thaw(snapshot_json(definition.parameters))
             except NotLosslessJsonError:
@@ -314,6 +381,7 @@ class ToolRegistry(ScopedLayers[_Layer]):
         return definition
 
     def is_admitted(self, name: str, key: Hashable | None = None) -> bool:
+        """Whether ``name`` passes every restriction on ``key``'s chain."""
         return all(layer.admits(name) for layer in self.chain_layers(key))
 
     # --- mutation ------------------------------------------------------------------------------
@@ -327,6 +395,7 @@ class ToolRegistry(ScopedLayers[_Layer]):
             listener.callback(change)
 
     def register(self, definition: ToolDefinition, key: Hashable | None, owner: ListenerOwner) -> Disposer:
+        """Add ``definition`` to ``key``'s layer (see :meth:`toolrt.ToolRuntime.register`)."""
         if not isinstance(definition, ToolDefinition):
             raise TypeError(f"register() takes a ToolDefinition, got {type(definition).__name__}")
         name = definition.name
@@ -342,9 +411,9 @@ class ToolRegistry(ScopedLayers[_Layer]):
             raise TypeError(f'tool "{name}" timeout_ms must be a positive finite number')
         if name == RUN_CODE_NAME:
             raise ValueError(_RESERVED_TRANSPORT)
-        layer = self._layer_for_write(key)
+        layer = self.layer_for_write(key)
         if name in layer.tools:
-            self._reclaim(key)
+            self.reclaim(key)
             if key is None:
                 raise ValueError(
                     f'tool "{name}" is already registered (for a per-agent variant, register through '
@@ -357,7 +426,7 @@ class ToolRegistry(ScopedLayers[_Layer]):
         self._bump()
 
         def unregister() -> None:
-            if self._remove_named("tools", key, name, definition):
+            if self.remove_named("tools", key, name, definition):
                 self._bump()
                 self._notify(ToolsChange("unregister", name, key))
 
@@ -378,18 +447,19 @@ class ToolRegistry(ScopedLayers[_Layer]):
             raise
 
     def reserve(self, name: str, key: Hashable | None, owner: ListenerOwner) -> Disposer:
+        """Reserve ``name`` in ``key``'s layer (see :meth:`toolrt.ToolRuntime.reserve`)."""
         if name == RUN_CODE_NAME:
             raise ValueError(_RESERVED_TRANSPORT)
-        layer = self._layer_for_write(key)
+        layer = self.layer_for_write(key)
         if name in layer.reserved:
-            self._reclaim(key)
+            self.reclaim(key)
             raise ValueError(f'tool name "{name}" is already reserved in this scope')
         token = object()
         layer.reserved[name] = token
         self._bump()
 
         def unreserve() -> None:
-            if self._remove_named("reserved", key, name, token):
+            if self.remove_named("reserved", key, name, token):
                 self._bump()
                 self._notify(ToolsChange("unreserve", name, key))
 
@@ -404,6 +474,7 @@ class ToolRegistry(ScopedLayers[_Layer]):
         key: Hashable | None,
         owner: ListenerOwner,
     ) -> Disposer:
+        """Mask inherited tools for ``key`` (see :meth:`toolrt.Scope.restrict`)."""
         if key is None:
             raise ValueError(
                 "tools.restrict() requires a scoped context (runtime.scope(agent)): a context-global "
@@ -432,7 +503,7 @@ class ToolRegistry(ScopedLayers[_Layer]):
                 f"tools.restrict() names unknown global {noun} {quoted}; known global tools: {known}"
             )
         restriction = _Restriction(allow_set, deny_set)
-        layer = self._layer_for_write(key)
+        layer = self.layer_for_write(key)
         layer.restrictions.append(restriction)
         self._bump()
 
@@ -440,7 +511,7 @@ class ToolRegistry(ScopedLayers[_Layer]):
             current = self._scoped.get(key)
             if current is not None and restriction in current.restrictions:
                 current.restrictions.remove(restriction)
-                self._reclaim(key)
+                self.reclaim(key)
                 self._bump()
                 self._notify(ToolsChange("unrestrict", None, key))
 
@@ -449,9 +520,10 @@ class ToolRegistry(ScopedLayers[_Layer]):
         return disposer
 
     def guard(self, guard: ToolGuard, key: Hashable | None, owner: ListenerOwner) -> Disposer:
+        """Add a guard to ``key``'s layer (see :meth:`toolrt.ToolRuntime.guard`)."""
         if not callable(guard):
             raise TypeError("guard() takes a callable (execution) -> str | None")
-        layer = self._layer_for_write(key)
+        layer = self.layer_for_write(key)
         cell = _GuardCell(guard)
         layer.guards.append(cell)
         self.guard_count += 1
@@ -459,10 +531,10 @@ class ToolRegistry(ScopedLayers[_Layer]):
         def remove() -> None:
             cell.alive = False
             self.guard_count -= 1
-            current = self._layer(key)
+            current = self.layer(key)
             if current is not None and cell in current.guards:
                 current.guards = [item for item in current.guards if item is not cell]
-                self._reclaim(key)
+                self.reclaim(key)
 
         return Disposer(remove, owner)
 
@@ -490,6 +562,7 @@ class ToolRegistry(ScopedLayers[_Layer]):
         return None
 
     def present_as(self, mode: PresentationMode, key: Hashable | None, owner: ListenerOwner) -> Disposer:
+        """Declare ``key``'s presentation (see :meth:`toolrt.Scope.present_as`)."""
         if mode not in _MODES:
             raise ValueError(f'tools.present_as() mode must be one of "native", "code", "both"; got {mode!r}')
         if key is None:
@@ -497,7 +570,7 @@ class ToolRegistry(ScopedLayers[_Layer]):
                 "tools.present_as() requires a scoped context (runtime.scope(agent)): a context-global "
                 "presentation is the `mode` config field on the tools row"
             )
-        layer = self._layer_for_write(key)
+        layer = self.layer_for_write(key)
         if layer.mode is not None:
             raise ValueError(
                 f'tools.present_as("{mode}") conflicts with "{layer.mode}" already declared for this scope; '
@@ -512,13 +585,20 @@ class ToolRegistry(ScopedLayers[_Layer]):
             if current is not None and current.mode == mode:
                 current.mode = None
                 self._code_scopes -= mode == "code"
-                self._reclaim(key)
+                self.reclaim(key)
                 self._bump()
                 self._notify(ToolsChange("unpresent", None, key))
 
         disposer = Disposer(restore, owner)
         self._announce_or_roll_back(disposer, ToolsChange("present", mode, key))
         return disposer
+
+    @property
+    def generation(self) -> int:
+        """A counter that moves whenever what some scope sees may have changed (registrations,
+        restrictions, presentations, scope parents, the Code Mode transport). The pipeline resolves a
+        call's tool once and re-resolves it only when this moved during the call."""
+        return self._generation
 
 
 def is_valid_timeout_ms(timeout_ms: object) -> bool:

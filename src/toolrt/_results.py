@@ -1,4 +1,4 @@
-"""What a call produces: :class:`ToolSuccess` or :class:`ToolFailure`.
+"""What a call produces: :class:`ToolSuccess` or :class:`ToolFailure`, and how the pipeline builds them.
 
 Results are frozen: the pipeline snapshots every field as lossless JSON before ``tools/result``
 observers see it, so what the model reads, what the log stores and what observers saw are one value.
@@ -12,14 +12,45 @@ Match on the type, or test ``is_error``::
             ...
         case ToolFailure(error=error):
             print(error.message, error.info and error.info.code)
+
+The builders below are the pipeline's: failures with upstream's messages, the aborted results,
+output projections, content blocks, and the snapshot every durable field gets. They sit beside the
+types so the pipeline's stages read as stages.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeAlias
 
-__all__ = ["ToolError", "ToolErrorInfo", "ToolExecutionResult", "ToolFailure", "ToolSuccess"]
+from toolrt._content import content_text
+from toolrt._errors import TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH, ToolOutputError, ToolrtError
+from toolrt._events import message_of
+from toolrt._json import FrozenDict, FrozenList, NotLosslessJsonError, snapshot_json, text_block_content
+
+__all__ = [
+    "ToolError",
+    "ToolErrorInfo",
+    "ToolExecutionResult",
+    "ToolFailure",
+    "ToolSuccess",
+    "aborted_result",
+    "as_content",
+    "collapsed_message",
+    "failure_result",
+    "feedback_message",
+    "frozen_field",
+    "join_contexts",
+    "make_failure",
+    "make_success",
+    "materialize",
+    "project_output",
+    "rebuild_result",
+    "result_field",
+    "tool_error_result",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,3 +135,149 @@ def make_failure(error: ToolError, content: Any, meta: Any, contexts: Any) -> To
     set_meta(result, meta)
     set_contexts(result, contexts)
     return result
+
+
+# -- building results in the pipeline ------------------------------------------------------------
+
+
+_text = text_block_content
+
+
+def failure_result(message: str, info: ToolErrorInfo | None = None, contexts: Any = ()) -> ToolFailure:
+    """A failure whose content is ``Error: <message>``."""
+    return make_failure(ToolError(message, info), _text(f"Error: {message}"), None, contexts)
+
+
+def tool_error_result(error: BaseException) -> ToolFailure:
+    """The failure for a raised error: ``Error: <message>``, with ``info`` for a ToolrtError."""
+    message = message_of(error)
+    info = None
+    if isinstance(error, ToolrtError):
+        try:
+            name, code = error.name, error.code
+            if isinstance(name, str) and isinstance(code, str):
+                info = ToolErrorInfo(name, code)
+        except Exception:
+            info = None
+    return failure_result(message, info)
+
+
+def aborted_result(body_invoked: bool, contexts: Any = ()) -> ToolFailure:
+    """The failure for an aborted call (``tool call aborted``, or ``... before dispatch``)."""
+    if body_invoked:
+        return failure_result("tool call aborted", ToolErrorInfo("AbortError", TOOL_ABORTED), contexts)
+    return failure_result(
+        "tool call aborted before dispatch",
+        ToolErrorInfo("AbortError", TOOL_ABORTED_BEFORE_DISPATCH),
+        contexts,
+    )
+
+
+def rebuild_result(
+    result: ToolExecutionResult, content: Any, meta: Any, contexts: Any
+) -> ToolExecutionResult:
+    """The same outcome with its durable fields replaced."""
+    if isinstance(result, ToolSuccess):
+        return make_success(result.value, content, meta, contexts, result.concludes_turn)
+    return make_failure(result.error, content, meta, contexts)
+
+
+def join_contexts(first: Any, second: Any) -> Any:
+    """Two ``additional_contexts`` sequences as one, reusing either when the other is empty."""
+    if not second:
+        return first
+    if not first:
+        return tuple(second)
+    return (*first, *second)
+
+
+def collapsed_message(name: str) -> str:
+    """The message for a direct call of a tool that is callable only from inside ``run_code``."""
+    return (
+        f'unknown tool "{name}": only `run_code` is callable directly — call `{name}` from inside a '
+        "`run_code` program instead"
+    )
+
+
+def feedback_message(feedback: Sequence[Any]) -> str:
+    """The failure message of a post-execute block: its feedback text, or a generic sentence."""
+    return content_text(feedback) if feedback else "tool result blocked by post-execute policy"
+
+
+def project_output(
+    name: str, label: str, projector: Callable[[Any, Any], Any], arguments: Any, value: Any
+) -> Any:
+    """Run an output projector (``output.<label>``) and snapshot what it returns; failures are the tool's."""
+    try:
+        projected = projector(arguments, value)
+    except asyncio.CancelledError:
+        raise
+    except BaseException as error:
+        raise ToolOutputError(name, f"output.{label} failed: {message_of(error)}") from None
+    try:
+        return snapshot_json(projected)
+    except NotLosslessJsonError:
+        raise ToolOutputError(name, f"output.{label} returned non-lossless JSON") from None
+    except Exception as error:
+        raise ToolOutputError(name, f"output.{label} failed: {message_of(error)}") from None
+
+
+def as_content(name: str, content: Any) -> Any:
+    """Content must be a list of ``{"type": ...}`` blocks; a bare string is one text block."""
+    if isinstance(content, str):
+        return _text(content)
+    if isinstance(content, list):
+        for block in content:
+            if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+                break
+        else:
+            return content
+    raise ToolOutputError(name, 'content must be a list of {"type": ...} blocks')
+
+
+def result_field(value: Any) -> Any:
+    """A result field as a frozen snapshot; a lossy field fails the call with upstream's message."""
+    try:
+        return snapshot_json(value)
+    except NotLosslessJsonError:
+        raise TypeError("tool result must be losslessly JSON-serializable") from None
+
+
+def frozen_field(value: Any) -> Any:
+    """``value`` as a frozen snapshot; results keep ``()`` and ``None`` as their empty values."""
+    if value is None or value == ():
+        return value
+    return result_field(value)
+
+
+def materialize(result: ToolExecutionResult) -> ToolExecutionResult:
+    """Snapshot every durable field (a no-op for fields that are already frozen snapshots)."""
+    content, meta, contexts = result.content, result.meta, result.additional_contexts
+    if (
+        type(content) is FrozenList
+        and (meta is None or type(meta) in _FROZEN_SCALARS)
+        and (contexts == () or type(contexts) is FrozenList)
+        and (type(result) is ToolSuccess or type(result.error.message) is str)  # type: ignore[union-attr]
+    ):
+        return result  # built by the pipeline from snapshots: already frozen
+    try:
+        content = frozen_field(content)
+        meta = frozen_field(meta)
+        contexts = frozen_field(contexts)
+        unchanged = (
+            content is result.content and meta is result.meta and contexts is result.additional_contexts
+        )
+        if isinstance(result, ToolFailure) and (
+            not isinstance(result.error, ToolError) or not isinstance(result.error.message, str)
+        ):
+            raise TypeError("tool result must be losslessly JSON-serializable")
+        if unchanged:
+            return result
+        return rebuild_result(result, content, meta, contexts)
+    except NotLosslessJsonError:
+        return failure_result("tool result must be losslessly JSON-serializable")
+    except Exception as error:
+        return tool_error_result(error)
+
+
+_FROZEN_SCALARS = frozenset({FrozenDict, FrozenList, str, int, bool})

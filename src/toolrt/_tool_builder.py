@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NotRequired, TypedDict
 
-from toolrt._cards import ToolCallView, ToolResultView
 from toolrt._content import ContentBlock
 from toolrt._execution import ToolExecution
 from toolrt._registry import is_valid_timeout_ms
@@ -33,6 +32,7 @@ from toolrt._tool_definition import (
     ToolOutput,
     render_value_as_text,
 )
+from toolrt.cards._views import ToolCallView, ToolResultView
 from toolrt.schema import (
     ParameterSchemaSpec,
     ValueSchemaSpec,

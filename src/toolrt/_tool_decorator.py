@@ -13,7 +13,7 @@
 >>> add.name, add.description, add.parameters["required"]
 ('add', 'Add two integers.', ['a', 'b'])
 
-The parameter schema comes from the signature (see :mod:`toolrt.schema._hints` for the mapping), the
+The parameter schema comes from the signature (see :mod:`toolrt.schema._type_hints` for the mapping), the
 description from the docstring summary, per-parameter descriptions from ``Args:`` or
 ``Annotated[T, "text"]``, and the output schema from the return annotation. Anything the enforced
 JSON-Schema subset cannot express faithfully raises ``TypeError`` at decoration time, naming the
@@ -39,14 +39,13 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, overload
 
-from toolrt._cards import ToolCallView, ToolResultView
 from toolrt._content import ContentBlock
-from toolrt._tool_builder import build_validated_definition
 from toolrt._errors import JsonSchemaError, ToolArgsError
 from toolrt._execution import ToolExecution, ToolRunContext
 from toolrt._json import snapshot_json
 from toolrt._registry import is_valid_timeout_ms
 from toolrt._results import ToolExecutionResult
+from toolrt._tool_builder import build_validated_definition
 from toolrt._tool_definition import (
     PresentedResult,
     ToolDefinition,
@@ -54,8 +53,10 @@ from toolrt._tool_definition import (
     mark_async_body,
     render_value_as_text,
 )
+from toolrt.cards._views import ToolCallView, ToolResultView
 from toolrt.schema import assert_supported_json_schema
-from toolrt.schema._hints import Converter, FunctionSpec, analyze_function
+from toolrt.schema._converters import Converter
+from toolrt.schema._type_hints import FunctionSpec, analyze_function
 
 __all__ = ["tool"]
 

@@ -17,11 +17,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
 
-from toolrt._cards import ToolCallView, ToolResultView
 from toolrt._content import ContentBlock
 from toolrt._execution import ToolExecution, ToolRunContext
 from toolrt._json import text_block_content
 from toolrt._results import ToolExecutionResult
+from toolrt.cards._views import ToolCallView, ToolResultView
 
 __all__ = [
     "PresentedResult",

@@ -14,32 +14,59 @@
 Registrations made on the runtime are global. ``runtime.scope(agent)`` returns a :class:`Scope`
 with the same methods whose registrations apply to that agent (and to agents parented to it) and
 are undone together when the scope closes.
+
+The core knows no Code Mode. The ``code``/``both`` presentation plugs in through
+:func:`use_code_presentation`: a :class:`CodePresentation` builds the ``run_code`` transport for
+each runtime's configured code runtime (``toolrt/__init__.py`` registers Code Mode's). The runtime
+holds that code runtime without looking inside it.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Coroutine, Hashable, Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from toolrt._abort import AbortSignal
 from toolrt._approval_request import ApprovalService
 from toolrt._decisions import ExecutionMode
-from toolrt._events import Disposer, EventBus, EventName, ListenerOwner
+from toolrt._events import Disposer, EventBus, EventName, EventSink, ListenerOwner
 from toolrt._execution import ExecutionToken, ToolExecutionInput
 from toolrt._pipeline import Pipeline
-from toolrt._registry import PresentationMode, ToolGuard, ToolRegistry
+from toolrt._registry import PresentationMode, ToolGuard, ToolRegistry, Transport
 from toolrt._results import ToolExecutionResult
 from toolrt._tool_definition import ToolDefinition, ToolSchema
-from toolrt.codemode._code_runtime import CodeRuntime
 
-__all__ = ["Scope", "SessionSink", "ToolRuntime"]
-
-SessionSink = Callable[[str, Mapping[str, Any]], Any]
-"""Appends one durable event: ``sink(type, data)`` (``SessionLog.append`` fits)."""
+__all__ = ["CodePresentation", "Scope", "ToolRuntime", "scope_key", "use_code_presentation"]
 
 _MODES = ("native", "code", "both")
 _call_ids = itertools.count(1)
+
+
+class CodePresentation(Protocol):
+    """What the core asks of the ``code``/``both`` presentation (Code Mode implements it).
+
+    The runtime calls :meth:`transport` when it is built and again whenever its ``code_runtime``
+    changes, and installs the result as the definition behind the reserved ``run_code`` name.
+    """
+
+    def transport(self, runtime: ToolRuntime) -> Transport:
+        """The ``run_code`` definition for ``runtime`` as configured now."""
+        ...
+
+
+# The presentation every new runtime uses; None until one plugs in (the core alone has no run_code).
+_code_presentation: CodePresentation | None = None
+
+
+def use_code_presentation(presentation: CodePresentation | None) -> None:
+    """Make ``presentation`` build the ``run_code`` transport of every runtime constructed from now on.
+
+    ``toolrt/__init__.py`` registers Code Mode's, so importing toolrt is enough; ``None`` unplugs it
+    (new runtimes then show no ``run_code``, though its name stays reserved).
+    """
+    global _code_presentation
+    _code_presentation = presentation
 
 
 class ToolRuntime(ListenerOwner):
@@ -56,7 +83,7 @@ class ToolRuntime(ListenerOwner):
         mode: PresentationMode = "native",
         max_parallel_sub_calls: int = 10,
         approval: ApprovalService | None = None,
-        code_runtime: CodeRuntime | None = None,
+        code_runtime: object | None = None,
     ) -> None:
         super().__init__()
         if mode not in _MODES:
@@ -73,11 +100,10 @@ class ToolRuntime(ListenerOwner):
         self._pipeline.approval = approval
         self._max_parallel_sub_calls = max_parallel_sub_calls
         self._scopes: dict[Hashable, Scope] = {}
-        self._sessions: dict[Hashable, SessionSink] = {}
-        self._code_runtime: CodeRuntime | None = None
-        from toolrt.codemode._transport import install_transport
-
-        install_transport(self)
+        self._sessions: dict[Hashable, EventSink] = {}
+        self._code_runtime: object | None = None
+        self._code_presentation = _code_presentation
+        self._install_transport()
         if code_runtime is not None:
             self.code_runtime = code_runtime
 
@@ -103,23 +129,29 @@ class ToolRuntime(ListenerOwner):
         self._pipeline.approval = service
 
     @property
-    def code_runtime(self) -> CodeRuntime | None:
-        """The runtime Code Mode programs run in (its ``language`` selects the SDK and flavor)."""
+    def code_runtime(self) -> object | None:
+        """The runtime Code Mode programs run in (a Code Mode ``CodeRuntime``).
+
+        Opaque to the core: the code presentation reads it (its ``language`` selects the SDK and
+        the ``run_code`` flavour). Setting it rebuilds the ``run_code`` transport.
+        """
         return self._code_runtime
 
     @code_runtime.setter
-    def code_runtime(self, runtime: CodeRuntime | None) -> None:
-        from toolrt.codemode._transport import install_transport
-
+    def code_runtime(self, runtime: object | None) -> None:
         self._code_runtime = runtime
-        install_transport(self)
+        self._install_transport()
 
-    def bind_session(self, agent: Hashable, sink: SessionSink) -> Disposer:
+    def _install_transport(self) -> None:
+        if self._code_presentation is not None:
+            self._registry.install_transport(self._code_presentation.transport(self))
+
+    def bind_session(self, agent: Hashable, sink: EventSink) -> Disposer:
         """Route durable events about ``agent``'s calls (Code Mode sub-calls) to ``sink(type, data)``.
 
         :class:`toolrt.loop.Agent` binds its session log; agent-less calls log nothing.
         """
-        key = _key_of(agent)
+        key = scope_key(agent)
         self._sessions[key] = sink
 
         def unbind() -> None:
@@ -128,7 +160,7 @@ class ToolRuntime(ListenerOwner):
 
         return Disposer(unbind, self)
 
-    def session_for(self, agent: Hashable | None) -> SessionSink | None:
+    def session_for(self, agent: Hashable | None) -> EventSink | None:
         """The session sink bound for ``agent``, if any."""
         return None if agent is None else self._sessions.get(agent)
 
@@ -167,12 +199,12 @@ class ToolRuntime(ListenerOwner):
 
     def scope(self, key: Hashable, *, parent: Hashable | None = None) -> Scope:
         """Open the scope for ``key`` (an agent), optionally inheriting from ``parent``'s scope."""
-        key = _key_of(key)
+        key = scope_key(key)
         if key is None:
             raise ValueError("a scope key cannot be None (None means agent-less)")
         if key in self._scopes:
             raise ValueError(f"scope {key!r} is already open; close it before opening it again")
-        parent_key = _key_of(parent)
+        parent_key = scope_key(parent)
         if parent_key is not None:
             self._registry.bind_parent(key, parent_key)
         scope = Scope(self, key, parent_key)
@@ -188,19 +220,40 @@ class ToolRuntime(ListenerOwner):
 
     def get(self, name: str, scope: Hashable | None = None) -> ToolDefinition | None:
         """The definition ``scope`` sees for ``name`` (shadowing and restrictions applied)."""
-        return self._registry.get(name, _key_of(scope))
+        return self._registry.get(name, scope_key(scope))
 
     def schemas(self, scope: Hashable | None = None) -> list[ToolSchema]:
         """Model-facing schemas of every tool ``scope`` can see (deep copies)."""
-        return self._registry.schemas(_key_of(scope))
+        return self._registry.schemas(scope_key(scope))
 
     def is_admitted(self, name: str, scope: Hashable | None = None) -> bool:
         """Whether ``name`` passes every restriction on ``scope``'s chain (ignores registration)."""
-        return self._registry.is_admitted(name, _key_of(scope))
+        return self._registry.is_admitted(name, scope_key(scope))
+
+    def visible_tools(self, scope: Hashable | None = None) -> Mapping[str, ToolDefinition]:
+        """Read-only name → definition of every tool ``scope`` can see, in listing order.
+
+        ``run_code`` included when ``scope`` presents ``code`` or ``both``. The definitions are the
+        registered ones (not copies); for model-facing schemas use :meth:`schemas`.
+        """
+        return self._registry.visible(scope_key(scope))
+
+    def known_tool_names(self, scope: Hashable | None = None) -> tuple[str, ...]:
+        """Every tool name that exists for ``scope``, in listing order: its visible tools (without
+        ``run_code``), the ones restricted away from it and the reserved ones (deferred tools)."""
+        return self._registry.known(scope_key(scope))
+
+    def scope_chain(self, scope: Hashable | None) -> tuple[Hashable, ...]:
+        """``scope``'s key and its parents' keys, nearest first (``()`` for ``None``)."""
+        return self._registry.chain(scope_key(scope))[0]
+
+    def declared_presentations(self) -> dict[Hashable, PresentationMode]:
+        """The scopes that declared a presentation themselves (``present_as``), with their mode."""
+        return self._registry.declared_modes()
 
     def mode_for(self, scope: Hashable | None = None) -> PresentationMode:
         """The effective presentation mode of ``scope``."""
-        return self._registry.mode_for(_key_of(scope))
+        return self._registry.mode_for(scope_key(scope))
 
     def execution_mode(self, call: ToolExecutionInput) -> ExecutionMode:
         """``"parallel"`` only when the tool's classifier returns exactly ``True`` for these arguments."""
@@ -239,7 +292,7 @@ class ToolRuntime(ListenerOwner):
                 name=name,
                 arguments={} if arguments is None else arguments,
                 signal=signal if signal is not None else AbortSignal(),
-                agent=_key_of(agent),
+                agent=scope_key(agent),
                 parent=parent,
             )
         )
@@ -339,5 +392,7 @@ class Scope(ListenerOwner):
         self.close()
 
 
-def _key_of(scope: Hashable | None) -> Hashable | None:
+def scope_key(scope: Hashable | None) -> Hashable | None:
+    """The key behind ``scope``: a :class:`Scope`'s key, anything else as is (``agent=scope`` and
+    ``agent=scope.key`` mean the same everywhere)."""
     return scope.key if isinstance(scope, Scope) else scope

@@ -71,6 +71,6 @@ def test_small_commands_succeed(command: list[str]) -> None:
 def test_run_code_offers_exactly_the_sandbox_backends() -> None:
     """The CLI spells the backend names out (to stay fast to start); they must be the runtime's."""
     from toolrt.cli._main import _BACKENDS
-    from toolrt.sandbox.backends import BACKEND_NAMES
+    from toolrt.sandbox._backends.plan import BACKEND_NAMES
 
     assert _BACKENDS == BACKEND_NAMES

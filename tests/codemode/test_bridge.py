@@ -2,7 +2,7 @@
 
 Ports of upstream ``code-mode.spec.ts`` describes *the sub-dispatch scheduler (native concurrency
 contract)* and *the run_code dispatch bridge* (its construction / collapse cases live in
-``test_run_code.py``), plus spec §2.15 B4–B14 and §4.1 items 7, 9 and 10.
+``test_run_code.py``), plus contract §2.15 B4–B14 and §4.1 items 7, 9 and 10.
 
 Every test drives a :class:`code_mode_fakes.FakeRuntime` whose ``behavior`` plays the program: it
 calls the ``tools`` bindings directly. Concurrency is real asyncio concurrency — calls a JavaScript
@@ -51,7 +51,6 @@ from toolrt import (
     Accept,
     Block,
     Deny,
-    ExecutionToken,
     ToolFailure,
     ToolrtError,
     ToolRuntime,
@@ -69,6 +68,7 @@ from toolrt.loop import (
     model_user_event,
 )
 from toolrt.loop._messages import UserMessage
+from toolrt.lowlevel import ExecutionToken
 
 RUN_CODE = "run_code"
 START = "tool/code-dispatch-start"
@@ -1553,7 +1553,7 @@ async def test_a_tool_with_an_exotic_name_is_an_ordinary_binding(name: str) -> N
         (0, "0"),
         (False, "false"),
         ({"empty": [], "also": {}}, '{\n  "empty": [],\n  "also": {}\n}'),
-        # JavaScript number and string spelling (spec §2.21 pitfalls 1–2).
+        # JavaScript number and string spelling (contract JS1–JS2).
         (
             {"n": 1.0, "big": 1e21, "tiny": 1e-7, "half": 0.5},
             '{\n  "n": 1,\n  "big": 1e+21,\n  "tiny": 1e-7,\n  "half": 0.5\n}',
@@ -1587,7 +1587,7 @@ async def test_non_string_results_render_as_pretty_json_and_strings_raw(value: A
 
 async def test_no_return_value_keeps_result_absent_and_null_present() -> None:
     """renders every non-string JSON root … (the no-value case): ``result`` is omitted iff the program
-    returned nothing; a returned ``None`` is kept (spec §2.21 pitfall 4)."""
+    returned nothing; a returned ``None`` is kept (contract JS4)."""
     deployment = setup("code")
 
     async def nothing(request: CodeRunRequest) -> CodeRunResult:
@@ -1702,3 +1702,50 @@ def test_a_code_dispatch_event_never_derives_a_model_message() -> None:
     assert len(derived) == 1
     assert isinstance(derived[0], UserMessage)
     assert derived[0].content == text("hi")
+
+
+async def test_each_sub_call_resolves_its_tool_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A binding call is resolved once (classification, policy, the body and the commit share it):
+    one view read per sub-call, whichever lane runs it (the first takes the fast lane)."""
+    deployment = setup("code")
+    gated = Gated(deployment.runtime, "safe_read", safe=True)
+    registry = deployment.runtime._registry
+    views: list[Any] = []
+    resolves: list[Any] = []
+    view, resolve = registry.view, registry.resolve_execution
+
+    async def behavior(request: CodeRunRequest) -> CodeRunResult:
+        monkeypatch.setattr(registry, "view", lambda key: views.append(key) or view(key))
+        monkeypatch.setattr(
+            registry, "resolve_execution", lambda *args: resolves.append(args) or resolve(*args)
+        )
+        calls = [submit(request, "safe_read", {"id": key}) for key in "abc"]
+        await eventually(lambda: gated.live == 3)
+        gated.release_all()
+        return CodeRunResult(value=",".join(await asyncio.gather(*calls)))
+
+    result = await run_program(deployment, behavior)
+
+    assert result.is_error is False
+    assert len(views) == 3
+    assert resolves == []
+
+
+def test_code_mode_makes_the_same_dispatch_events_the_loop_knows() -> None:
+    """Code Mode builds its two log events itself (it never imports the loop); they are the loop's
+    ``tool/code-dispatch-start`` / ``tool/code-dispatch`` events, type and data alike."""
+    from toolrt.codemode import _dispatch_log
+
+    dispatch = {
+        "root_call_id": "p1",
+        "parent_call_id": "p1",
+        "sub_call_id": "p1:code:1",
+        "name": "echo",
+        "arguments": {"value": "x"},
+        "agent": "a",
+    }
+    settled = {**dispatch, "is_error": False, "content": text("echo:x")}
+
+    assert _dispatch_log.code_dispatch_start_event(**dispatch) == tuple(code_dispatch_start_event(**dispatch))
+    assert _dispatch_log.code_dispatch_event(**settled) == tuple(code_dispatch_event(**settled))
+    assert list(_dispatch_log.code_dispatch_event(**settled)[1]) == list(code_dispatch_event(**settled).data)

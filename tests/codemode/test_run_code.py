@@ -2,11 +2,11 @@
 direct construction, executor collapse, and per-agent presentation.
 
 Ports of upstream ``code-mode.spec.ts`` (describes *mode-aware wire contribution*, the construction /
-collapse cases of *the run_code dispatch bridge*, and *per-agent presentation*) plus spec §2.7
+collapse cases of *the run_code dispatch bridge*, and *per-agent presentation*) plus contract §2.7
 (P1–P9, C1–C4), §2.15 B1–B3 and §4.1 item 8. The bridge and its scheduler are in
 ``test_bridge.py``.
 
-Python adaptations (spec §0 / ADR 0001): developer-facing runtime errors say ``toolrt:`` instead of
+Python adaptations (contract §0 / ADR 0001): developer-facing runtime errors say ``toolrt:`` instead of
 ``dsh-tools:`` and point at ``ToolRuntime(code_runtime=...)``, so those tests assert the key phrases;
 model-facing text (flavor descriptions, the code-only rule, the collapse denial) is asserted byte for
 byte. Upstream's ``Context`` + plugins become ``ToolRuntime`` + ``SystemPrompt(chain=runtime_chain(...))``
@@ -23,21 +23,15 @@ import pytest
 
 from code_mode_fakes import FakeRuntime, register_echo, run_code, run_program, setup, setup_with_echo
 from helpers import call_input, content_tool, failure, text
-from toolrt import (
-    AbortSignal,
-    ExecutionToken,
-    ToolDefinition,
-    ToolOutput,
-    ToolRuntime,
-    ToolSuccess,
-)
-from toolrt._prompt.system_prompt import Assembly, PromptContext, SystemPrompt, connect_runtime, runtime_chain
+from toolrt import AbortSignal, ToolDefinition, ToolOutput, ToolRuntime, ToolSuccess
+from toolrt._prompt import Assembly, PromptContext, SystemPrompt, connect_runtime, runtime_chain
 from toolrt.codemode._code_runtime import CodeErrorClass, CodeRunRequest, CodeRunResult
+from toolrt.lowlevel import ExecutionToken
 
 RUN_CODE = "run_code"
 REST = "<unlisted-tools>"
 
-# --- upstream's model-facing text, byte for byte (spec §2.7 P7, §2.15 B2) -----------------------
+# --- upstream's model-facing text, byte for byte (contract P7, B2) --------------------------------
 
 CODE_ONLY_RULE = (
     "`run_code` is the only tool you can call directly — a tool call naming any other tool fails. "

@@ -1,4 +1,4 @@
-"""Python Code Mode SDK renderer (port of upstream ``py-types.spec.ts`` plus spec §2.16 / §3.2 #35).
+"""Python Code Mode SDK renderer (port of upstream ``py-types.spec.ts`` plus contract §2.16 / §3.2 #35).
 
 Every rendered SDK is also checked to be valid Python: :func:`render` compiles the fenced block of
 each output it returns, and the realistic tool set is executed to prove the declarations import.
@@ -122,7 +122,7 @@ def described(description: str) -> SdkTool:
     )
 
 
-# --- the fixed text and the exact examples of spec §2.16 ------------------------------------------
+# --- the fixed text and the exact examples of contract §2.16 --------------------------------------
 
 EXPECTED_INSTRUCTIONS = (
     "## Writing code for run_code\n"

@@ -2,7 +2,7 @@
 
 Upstream test titles are quoted in the docstrings. Beyond the ported cases:
 
-* exact-string tests of the spec's real generated SDK (``bash`` + ``read_file``), the exotic-name
+* exact-string tests of upstream's real generated SDK (``bash`` + ``read_file``), the exotic-name
   variant and the empty tool set;
 * a small TypeScript tokenizer + parser (below) that re-reads the generated types: every rendered
   type must parse completely, with the indentation the renderer promises, into exactly the type an
@@ -935,13 +935,13 @@ def test_renders_deeply_nested_arrays_and_objects_iteratively() -> None:
 
 
 def test_instructions_are_byte_exact() -> None:
-    """The fixed TypeScript instructions (spec §2.16), ending with "The available tools:"."""
+    """The fixed TypeScript instructions (contract §2.16), ending with "The available tools:"."""
     assert SDK_INSTRUCTIONS_TS == EXPECTED_INSTRUCTIONS
     assert SDK_INSTRUCTIONS_TS.endswith("The available tools:")
 
 
 def test_renders_the_real_generated_two_tool_example_byte_for_byte() -> None:
-    """The spec's real upstream output for ``bash`` + ``read_file``."""
+    """The real upstream output for ``bash`` + ``read_file``."""
     assert render_tools_sdk_ts([READ_FILE, BASH]) == sdk(TWO_TOOL_BLOCK)
 
 

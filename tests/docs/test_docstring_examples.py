@@ -29,4 +29,4 @@ def test_the_examples_are_found() -> None:
     modules = [importlib.import_module(name) for name in MODULES]
     attempted = sum(doctest.testmod(module, report=False).attempted for module in modules)
     assert attempted >= 40
-    assert "toolrt.schema._hints" in MODULES and "toolrt.sandbox.protocol" in MODULES
+    assert "toolrt.schema._type_hints" in MODULES and "toolrt.sandbox._host.protocol" in MODULES

@@ -1,4 +1,4 @@
-"""CC → harness tool-name translation (spec §2.20 CC1–CC5; port of dsh-cc ``tests/cc-names.spec.ts``).
+"""CC → harness tool-name translation (contract §2.20 CC1–CC5; port of dsh-cc ``tests/cc-names.spec.ts``).
 
 Test names follow the upstream ``describe``/``it`` titles; every example in §2.20 is an assertion.
 The authoritative harness tool set is mirrored here so a registry change fails loudly instead of

@@ -1,4 +1,4 @@
-"""Lossless JSON (``toolrt._json``; spec §2.1 D15, §2.21 #1–#2).
+"""Lossless JSON (``toolrt._json``; contract D15, §2.21 #1–#2).
 
 Rules under test are those of the ``_json`` module docstring: bool is never a number; NaN, ±inf and
 -0.0 are rejected; ints must be exactly representable as doubles; keys must be ``str``; cycles are
@@ -29,16 +29,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolrt import (
-    MAX_SAFE_INTEGER,
-    FrozenDict,
-    FrozenList,
-    NotLosslessJsonError,
-    is_lossless_json,
-    snapshot_json,
-    thaw,
-)
+from toolrt import NotLosslessJsonError
 from toolrt._json import js_json_dumps, js_number, js_string
+from toolrt.lowlevel import MAX_SAFE_INTEGER, FrozenDict, FrozenList, is_lossless_json, snapshot_json, thaw
 
 DEEP = 100_000
 

@@ -15,7 +15,8 @@ from toolrt._execution import ToolRunContext
 from toolrt.loop import SessionLog, derive_messages
 from toolrt.loop._agent import Agent
 from toolrt.loop._messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
-from toolrt.loop._models import OpenAIChatModel, ScriptedModel
+from toolrt.loop._openai_model import OpenAIChatModel
+from toolrt.loop._scripted_model import ScriptedModel
 from toolrt.policies._approvals import ApprovalRule, Approvals, rule_answerer
 from toolrt.policies._timeout import install_timeout_policy
 

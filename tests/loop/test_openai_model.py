@@ -17,6 +17,7 @@ import pytest
 from fake_openai_server import FakeOpenAIServer
 from helpers import text
 from toolrt import AbortController, AbortError, AbortSignal
+from toolrt._errors import ScriptExhaustedError
 from toolrt.loop import ConversationError
 from toolrt.loop._chat_model import ChatModel
 from toolrt.loop._messages import (
@@ -28,7 +29,8 @@ from toolrt.loop._messages import (
     Usage,
     UserMessage,
 )
-from toolrt.loop._models import OpenAIChatModel, ScriptedModel, ScriptExhaustedError, ScriptStep
+from toolrt.loop._openai_model import OpenAIChatModel
+from toolrt.loop._scripted_model import ScriptedModel, ScriptStep
 
 HANG_GUARD = 10.0
 """Upper bound for awaiting anything here, so a regression fails instead of hanging the suite."""

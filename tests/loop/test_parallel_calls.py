@@ -344,3 +344,26 @@ async def test_denies_a_model_direct_native_call_under_code_mode_and_the_body_ne
     result = committed[0].result
     assert result.error.info.code == "UNKNOWN_TOOL"  # type: ignore[union-attr]
     assert probe.events == []
+
+
+async def test_each_call_resolves_its_tool_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Classification, policy, the body and the commit share one resolution per call: the scope's
+    view is read once per call and nothing re-resolves while the registry is unchanged."""
+    runtime, probe = ToolRuntime(), Probe()
+    runtime.register(probe.tool("read"))
+    runtime.register(probe.tool("write", safe=False))
+    runtime.on("tools/pre-execute", lambda execution, next: next())
+    runtime.on("tools/post-execute", lambda execution, result, next: next())
+    registry = runtime._registry
+    views: list[Any] = []
+    resolves: list[Any] = []
+    view, resolve = registry.view, registry.resolve_execution
+    monkeypatch.setattr(registry, "view", lambda key: views.append(key) or view(key))
+    monkeypatch.setattr(registry, "resolve_execution", lambda *args: resolves.append(args) or resolve(*args))
+
+    batch = calls(("read", '{"key":"a"}'), ("write", '{"key":"b"}'), ("read", '{"key":"c"}'))
+    committed = await run_tool_calls(runtime, batch, signal=AbortController().signal)
+
+    assert texts(committed) == ["read:a", "write:b", "read:c"]
+    assert len(views) == 3
+    assert resolves == []

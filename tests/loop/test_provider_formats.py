@@ -462,7 +462,7 @@ def test_anthropic_round_trip_of_an_assistant_turn() -> None:
 
 def test_importing_toolrt_and_the_adapters_does_not_import_the_providers() -> None:
     code = (
-        "import sys, toolrt, toolrt.loop, toolrt.loop._models\n"
+        "import sys, toolrt, toolrt.loop, toolrt.loop._openai_model, toolrt.loop._scripted_model\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in {'openai', 'anthropic'})\n"
         "print(loaded)\n"
     )

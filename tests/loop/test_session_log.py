@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from helpers import text
-from toolrt import ToolError, ToolErrorInfo, ToolFailure, ToolRuntime, ToolSuccess, define_tool, user_message
+from toolrt import ToolFailure, ToolRuntime, ToolSuccess, define_tool, user_message
 from toolrt._content import content_text
 from toolrt.loop import (
     INCOMPLETE_CALL_TEXT,
@@ -40,6 +40,7 @@ from toolrt.loop import (
 )
 from toolrt.loop._messages import AssistantMessage, Message, ToolCall, ToolResultMessage, Usage, UserMessage
 from toolrt.loop._replay import ApprovalItem, MessageItem, ToolItem, TurnItem, render_call_card, replay
+from toolrt.lowlevel import ToolError, ToolErrorInfo
 
 
 def assistant(*calls: tuple[str, str, str], text_: str = "") -> NewEvent:

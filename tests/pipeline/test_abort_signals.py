@@ -1,4 +1,4 @@
-"""Cooperative cancellation: ``AbortController`` / ``AbortSignal`` / ``fuse_signals`` (spec §2.21 #8,
+"""Cooperative cancellation: ``AbortController`` / ``AbortSignal`` / ``fuse_signals`` (contract §2.21 #8,
 §2.13 body-signal paragraph, decision 0001: thread-safe, awaitable ``wait()``)."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from toolrt import TOOL_ABORTED, AbortController, AbortError, AbortSignal, fuse_signals
+from toolrt import AbortController, AbortError, AbortSignal
+from toolrt.lowlevel import TOOL_ABORTED, fuse_signals
 
 
 def test_a_fresh_signal_is_pending_with_no_reason() -> None:

@@ -25,16 +25,12 @@ from toolrt import (
     Accept,
     Ask,
     Deny,
-    ExecutionToken,
-    FrozenDict,
-    FrozenList,
-    ToolError,
-    ToolErrorInfo,
     ToolFailure,
     ToolrtError,
     ToolRuntime,
     ToolSuccess,
 )
+from toolrt.lowlevel import ExecutionToken, FrozenDict, FrozenList, ToolError, ToolErrorInfo
 
 AGENT = "agent-1"
 ABORTED = ("AbortError", "ABORTED")

@@ -1,7 +1,7 @@
 """Policy phases: pre-execute, approval, guards, ``tools/execute`` wrappers, post-execute.
 
 Port of ``tools.spec.ts`` › ``ToolRuntime`` (including the nested ``ask routing through
-ctx.approval`` describe, as :class:`TestAskRoutingThroughApproval`). Spec: §2.5 (guards), §2.8
+ctx.approval`` describe, as :class:`TestAskRoutingThroughApproval`). Contract: §2.5 (guards), §2.8
 E6–E21 and its error/result table, §2.9 (approval), §2.10 (post decisions), §3.2 items 6–11, 14, 15.
 
 Upstream's ``approval/request`` listener plus ``ApprovalService`` collapse, in Python, into one
@@ -38,15 +38,13 @@ from toolrt import (
     Ask,
     Block,
     Deny,
-    FrozenDict,
-    ToolError,
-    ToolErrorInfo,
     ToolFailure,
     ToolrtError,
     ToolRuntime,
     ToolSuccess,
     define_tool,
 )
+from toolrt.lowlevel import FrozenDict, ToolError, ToolErrorInfo
 
 AGENT = "agent-1"
 UNKNOWN_TOOL = ("ToolNotFoundError", "UNKNOWN_TOOL")

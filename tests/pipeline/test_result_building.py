@@ -1,6 +1,6 @@
 """Results, registration and output declarations (port of ``tools.spec.ts`` › ``ToolRuntime``).
 
-Spec: §2.1 (data model), §2.2 R2/R3/R6 (registration, schemas), §2.8 (error/result table rows for
+Contract: §2.1 (data model), §2.2 R2/R3/R6 (registration, schemas), §2.8 (error/result table rows for
 bodies, outputs and arguments), §2.11 S1 (success construction), §3.2 items 1–5 and 19.
 
 Each test's docstring carries the upstream ``it(...)`` title it ports (or says it is a
@@ -36,12 +36,8 @@ from toolrt import (
     AbortSignal,
     Accept,
     Block,
-    ExecutionToken,
-    FrozenDict,
-    FrozenList,
     JsonSchemaError,
     ToolDefinition,
-    ToolErrorInfo,
     ToolExecutionInput,
     ToolFailure,
     ToolNotFoundError,
@@ -51,6 +47,7 @@ from toolrt import (
     ToolSuccess,
     define_tool,
 )
+from toolrt.lowlevel import ExecutionToken, FrozenDict, FrozenList, ToolErrorInfo
 
 OUTPUT_ERROR = ("ToolOutputError", "INVALID_TOOL_OUTPUT")
 ARGS_ERROR = ("ToolArgsError", "INVALID_ARGS")

@@ -29,15 +29,12 @@ from toolrt import (
     Accept,
     Block,
     Deny,
-    FrozenDict,
-    FrozenList,
-    ToolError,
-    ToolErrorInfo,
     ToolFailure,
     ToolrtError,
     ToolRuntime,
     ToolSuccess,
 )
+from toolrt.lowlevel import FrozenDict, FrozenList, ToolError, ToolErrorInfo
 
 NOT_LOSSLESS_RESULT = "tool result must be losslessly JSON-serializable"
 

@@ -12,7 +12,7 @@ import pytest
 
 from helpers import echo_tool
 from toolrt import AbortSignal, ToolRuntime, ToolSchema
-from toolrt._prompt.system_prompt import (
+from toolrt._prompt import (
     TOOL_ORDER_REST,
     Assembly,
     PromptContext,
@@ -784,7 +784,7 @@ async def test_the_code_mode_extension_point_supplies_non_native_contributions()
         return ToolContribution([run_code], known_names=["run_code"])
 
     prompt = SystemPrompt(["echo", TOOL_ORDER_REST], chain=runtime_chain(runtime))
-    connect_runtime(prompt, runtime, code_mode=code_mode)
+    connect_runtime(prompt, runtime, presented_tools=code_mode)
 
     assert (await prompt.assemble()).tool_names == ("echo", "bash", "read")
     with pytest.raises(PromptError) as raised:
@@ -793,5 +793,5 @@ async def test_the_code_mode_extension_point_supplies_non_native_contributions()
     assert calls == [("coder", "both")]
 
     unordered = SystemPrompt(chain=runtime_chain(runtime))
-    connect_runtime(unordered, runtime, code_mode=code_mode)
+    connect_runtime(unordered, runtime, presented_tools=code_mode)
     assert (await unordered.assemble("coder")).tools == (run_code,)

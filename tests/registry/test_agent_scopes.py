@@ -1,6 +1,6 @@
 """Scopes: scoped layers, restrict(), guards, scoped listeners and per-scope presentation.
 
-Port of upstream ``scoped.spec.ts`` (spec §2.2 R1/R4/R5/R7, §2.4 RX1–RX5, §2.5 G1–G3, §2.7 P2/P3 and
+Port of upstream ``scoped.spec.ts`` (contract §2.2 R1/R4/R5/R7, §2.4 RX1–RX5, §2.5 G1–G3, §2.7 P2/P3 and
 C1–C4, §2.9 A3, §3.2 items 20–23 and the runtime-free parts of 33). Upstream ``agent.ctx`` is
 ``runtime.scope(agent)`` here (decision 0001); "disposing the fiber" is ``scope.close()``.
 Upstream titles are quoted in each docstring.
@@ -19,19 +19,8 @@ from typing import Any
 import pytest
 
 from helpers import raw_tool, string_tool, text
-from toolrt import (
-    AbortSignal,
-    Accept,
-    Allow,
-    Deny,
-    ExecutionToken,
-    ToolErrorInfo,
-    ToolExecution,
-    ToolExecutionInput,
-    ToolFailure,
-    ToolRuntime,
-    ToolSuccess,
-)
+from toolrt import AbortSignal, Accept, Allow, Deny, ToolExecutionInput, ToolFailure, ToolRuntime, ToolSuccess
+from toolrt.lowlevel import ExecutionToken, ToolErrorInfo, ToolExecution
 
 ARGS_NOT_LOSSLESS = "tool execution arguments must be losslessly JSON-serializable"
 RESTRICT_UNSCOPED = (
@@ -156,15 +145,17 @@ async def test_keeps_final_result_observers_synchronous() -> None:
     runtime.on("tools/result", lambda execution, result: seen.append(("global", result)))
     scope.on("tools/result", lambda execution, result: seen.append(("scoped", result)))
 
-    prepared = await runtime.stages.prepare(call_input("t", agent="agent"))
-    assert prepared.kind == "dispatch"
-    outcome = await runtime.stages.dispatch(prepared.execution)
+    execution, early = runtime.stages.create(call_input("t", agent="agent"))
+    assert early is None
+    kind, _ = await runtime.stages.prepare(execution)
+    assert kind == "dispatch"
+    _, dispatched = await runtime.stages.dispatch(execution)
     assert not inspect.iscoroutinefunction(runtime.stages.finish)
-    result = runtime.stages.finish(prepared.execution, outcome.result)
+    result = runtime.stages.finish(execution, dispatched)
 
     assert [label for label, _ in seen] == ["global", "scoped"]
     assert all(observed is result for _, observed in seen)
-    assert prepared.execution.frozen
+    assert execution.frozen
 
 
 async def test_files_a_scoped_tool_in_its_layer_visible_and_executable_for_that_scope_only() -> None:

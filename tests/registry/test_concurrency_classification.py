@@ -1,4 +1,4 @@
-"""``ToolRuntime.execution_mode`` (spec §2.6 M1–M2; port of upstream ``execution-mode.spec.ts``).
+"""``ToolRuntime.execution_mode`` (contract §2.6 M1–M2; port of upstream ``execution-mode.spec.ts``).
 
 Python shape: ``ToolExecutionMode`` (``{kind:'parallel'} | {kind:'exclusive'}``) is the string
 literal type ``ExecutionMode = Literal["parallel", "exclusive"]``.
@@ -12,15 +12,8 @@ from typing import Any
 import pytest
 
 from helpers import raw_tool
-from toolrt import (
-    AbortSignal,
-    ExecutionMode,
-    ExecutionToken,
-    ToolDefinition,
-    ToolExecutionInput,
-    ToolRuntime,
-    define_tool,
-)
+from toolrt import AbortSignal, ExecutionMode, ToolDefinition, ToolExecutionInput, ToolRuntime, define_tool
+from toolrt.lowlevel import ExecutionToken
 
 
 def classified_tool(name: str, classifier: Any = None) -> ToolDefinition:

@@ -1,4 +1,4 @@
-"""``reserve`` / ``is_admitted`` (dsh-cc fork addition; spec §2.3 RS1–RS4, §3.2 item 37, §4.1 #6).
+"""``reserve`` / ``is_admitted`` (dsh-cc fork addition; contract §2.3 RS1–RS4, §3.2 item 37, §4.1 #6).
 
 Port of dsh-cc ``tests/reserve.spec.ts``. A reserved name is known and restrictable but never
 visible; ``is_admitted`` answers "would every restriction on this scope's chain let the name through",
@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from helpers import raw_tool
-from toolrt import ToolFailure, ToolRuntime, ToolsChange
+from toolrt import ToolFailure, ToolRuntime
+from toolrt.lowlevel import ToolsChange
 
 RUN_CODE_RESERVED = (
     'tool name "run_code" is reserved for the Code Mode presentation transport and cannot be registered '

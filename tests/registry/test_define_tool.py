@@ -1,4 +1,4 @@
-"""``define_tool`` (spec §2.17 S-DSL2, S-DSL5, S-DSL6; upstream ``tools.spec.ts`` describes
+"""``define_tool`` (contract §2.17 S-DSL2, S-DSL5, S-DSL6; upstream ``tools.spec.ts`` describes
 ``defineTool / schema DSL`` (runtime parts), ``defineTool validation`` and ``defineTool presentation``).
 
 Type-level titles (``InferArgs`` …) have no Python runtime counterpart and are not ported.
@@ -16,7 +16,6 @@ from toolrt import (
     JsonSchemaError,
     ToolArgsError,
     ToolDefinition,
-    ToolErrorInfo,
     ToolFailure,
     ToolOutput,
     ToolrtError,
@@ -24,6 +23,7 @@ from toolrt import (
     ToolSuccess,
     define_tool,
 )
+from toolrt.lowlevel import ToolErrorInfo
 
 
 def read_tool(body: Any = None, **extra: Any) -> ToolDefinition:

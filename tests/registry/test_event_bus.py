@@ -1,4 +1,4 @@
-"""Listeners: waterfalls and observers (spec §1.3 Events, §2.8 E6/E13/E19/E24, R3).
+"""Listeners: waterfalls and observers (contract §1.3 Events, §2.8 E6/E13/E19/E24, R3).
 
 Waterfall listeners run outermost-first, each receiving ``next``; ``prepend=True`` puts a listener
 first; lists are snapshotted at dispatch; ``tools/result`` observers are contained and logged.
@@ -14,15 +14,8 @@ from typing import Any
 import pytest
 
 from helpers import string_tool, text, trace_phases
-from toolrt import (
-    Accept,
-    Allow,
-    Deny,
-    ToolExecution,
-    ToolRuntime,
-    ToolsChange,
-    user_message,
-)
+from toolrt import Accept, Allow, Deny, ToolRuntime, user_message
+from toolrt.lowlevel import ToolExecution, ToolsChange
 
 OBSERVER_FAILED = 'tool "{}" ({}): tools/result observer failed: {}'
 

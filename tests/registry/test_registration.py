@@ -1,4 +1,4 @@
-"""Registration, schemas() projection, disposers and ``ToolRuntime.get`` (spec §2.1 D1, §2.2 R1–R7).
+"""Registration, schemas() projection, disposers and ``ToolRuntime.get`` (contract §2.1 D1, §2.2 R1–R7).
 
 Ports the registration titles at the end of upstream ``tools.spec.ts › describe: ToolRuntime``, the
 ``ToolRuntime.get`` describe and §3.2 items 2 and 19. Upstream titles are quoted in each docstring.
@@ -16,16 +16,8 @@ import pytest
 
 import helpers
 from helpers import text
-from toolrt import (
-    AbortSignal,
-    JsonSchemaError,
-    ToolDefinition,
-    ToolErrorInfo,
-    ToolFailure,
-    ToolOutput,
-    ToolRuntime,
-    ToolsChange,
-)
+from toolrt import AbortSignal, JsonSchemaError, ToolDefinition, ToolFailure, ToolOutput, ToolRuntime
+from toolrt.lowlevel import ToolErrorInfo, ToolsChange
 
 RUN_CODE_RESERVED = (
     'tool name "run_code" is reserved for the Code Mode presentation transport and cannot be registered '

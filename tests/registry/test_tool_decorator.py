@@ -10,19 +10,9 @@ from typing import Annotated, Any, Literal, TypedDict
 import pydantic
 import pytest
 
-from toolrt import (
-    AbortSignal,
-    FrozenDict,
-    FrozenList,
-    ToolArgsError,
-    ToolDefinition,
-    ToolExecution,
-    ToolExecutionInput,
-    ToolRunContext,
-    ToolRuntime,
-    snapshot_json,
-)
+from toolrt import AbortSignal, ToolArgsError, ToolDefinition, ToolExecutionInput, ToolRunContext, ToolRuntime
 from toolrt._tool_decorator import tool
+from toolrt.lowlevel import FrozenDict, FrozenList, ToolExecution, snapshot_json
 
 
 def context(arguments: Any = None) -> ToolExecution:

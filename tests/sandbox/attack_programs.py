@@ -1,5 +1,5 @@
 # ruff: noqa: E501 - the programs are data: their lines stay as a model would write them
-"""The model-written attack programs of ``test_attacks.py`` (sandbox.md §3), as ``string.Template`` texts.
+"""The model-written attack programs of ``test_attacks.py`` (contract §5.3), as ``string.Template`` texts.
 
 Placeholders (``$secret``, ``$tcp_port``, ``$m_fork``...) come from ``Evidence.substitutions()``; the
 programs only ever learn *paths, ports and pids*, never the canary tokens, so a token in a result
@@ -52,7 +52,7 @@ def sc(name, *args):
     return result
 """
 
-# --- filesystem (§3 items 1-7) -----------------------------------------------------------------------
+# --- filesystem (contract SA1–SA7) -------------------------------------------------------------------
 
 READ_SECRET = """
 import io, mmap, pathlib
@@ -249,7 +249,7 @@ attempt("sitecustomize", lambda: __import__("sitecustomize"))
 return R
 """
 
-# --- environment and /proc (§3 items 8-11) -----------------------------------------------------------
+# --- environment and /proc (contract SA8–SA11) -------------------------------------------------------
 
 ENVIRON = """
 attempt("environ", lambda: dict(os.environ))
@@ -310,7 +310,7 @@ attempt("uname", lambda: list(os.uname()))
 return R
 """
 
-# --- network (§3 items 12-17) ------------------------------------------------------------------------
+# --- network (contract SA12–SA17) --------------------------------------------------------------------
 
 TCP = """
 import socket
@@ -454,7 +454,7 @@ if fd is not None:
 return R
 """
 
-# --- processes and the kernel surface (§3 items 18-22) -----------------------------------------------
+# --- processes and the kernel surface (contract SA18–SA22) -------------------------------------------
 
 EXEC_VARIANTS = {
     "subprocess": """
@@ -701,7 +701,7 @@ for t in workers + [outer]:
 return results
 """
 
-# --- other processes and the host (§3 items 23-26) ---------------------------------------------------
+# --- other processes and the host (contract SA23–SA26) -----------------------------------------------
 
 SIGNALS = """
 import signal, time
@@ -823,7 +823,7 @@ time.sleep(0.5)
 return R
 """
 
-# --- resources and liveness (§3 items 27-32) ----------------------------------------------------------
+# --- resources and liveness (contract SA27–SA32) ------------------------------------------------------
 
 CPU_BUSY = """
 while True:
@@ -927,7 +927,7 @@ time.sleep(0.5)
 return ["survived", os.getpid()]
 """
 
-# --- protocol, tools, host parsing, reflection (§3 items 33-36) ---------------------------------------
+# --- protocol, tools, host parsing, reflection (contract SA33–SA36) -----------------------------------
 
 FRAME = """
 import json, time

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from toolrt.sandbox import ProbeResults
-from toolrt.sandbox.host import probe_host
+from toolrt.sandbox._backends.plan import probe_host
 
 PROBES: ProbeResults | None = probe_host() if sys.platform == "linux" else None
 

@@ -1,4 +1,4 @@
-"""The sandbox attack suite: sandbox.md §3 as model-written programs, judged by host-side evidence only.
+"""The sandbox attack suite: contract §5.3 as model-written programs, judged by host-side evidence only.
 
 Every attack in :data:`ATTACKS` is one or more programs run through ``PythonSandboxRuntime.run``,
 parametrized over every backend variant on this machine (:data:`VARIANTS`: ``bwrap``, ``landlock``
@@ -57,7 +57,7 @@ from toolrt.codemode._code_runtime import (
     CodeRunResult,
 )
 from toolrt.sandbox import ProbeResults, PythonSandboxRuntime
-from toolrt.sandbox.host import probe_host
+from toolrt.sandbox._backends.plan import probe_host
 
 LINUX = sys.platform == "linux"
 X86_64 = os.uname().machine == "x86_64" if hasattr(os, "uname") else False
@@ -485,7 +485,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-# --- filesystem (§3 items 1-7) ------------------------------------------------------------------------
+# --- filesystem (contract SA1–SA7) --------------------------------------------------------------------
 
 
 @attack("fs-read-secret", "1", detect="any", tags=("leak-secret-file", "leak-passwd"))
@@ -547,7 +547,7 @@ async def _fs_metadata(ctx: Ctx) -> None:
     tags=("leak-secret-mtime",),
     known={
         "landlock": (
-            "FINDING[leak-secret-mtime,leak-secret-mtime-s] (documented in sandbox.md §3 item 5 / §4.4-4): "
+            "FINDING[leak-secret-mtime,leak-secret-mtime-s] (documented as contract SA5 / SW1): "
             "Landlock does not cover stat(); a confined program learns the existence, size and mtime of any "
             "host path"
         )
@@ -660,7 +660,7 @@ async def _fs_import(ctx: Ctx) -> None:
     program_denied(result, "import:pytest", "import:toolrt", f"import:{ctx.ev.module}")
 
 
-# --- environment and /proc (§3 items 8-11) ------------------------------------------------------------
+# --- environment and /proc (contract SA8–SA11) --------------------------------------------------------
 
 
 @attack("env-os-environ-proc-self", "8, 9")
@@ -702,7 +702,7 @@ async def _host_info(ctx: Ctx) -> None:
         check(not visible, "host-pids", f"host pids visible in the sandbox's /proc: {visible}")
 
 
-# --- network (§3 items 12-17) -------------------------------------------------------------------------
+# --- network (contract SA12–SA17) ---------------------------------------------------------------------
 
 
 @attack("net-tcp-loopback", "12, 16", detect="any", tags=("listener",))
@@ -766,7 +766,7 @@ async def _io_uring(ctx: Ctx) -> None:
     program_denied(result, "io_uring_setup")
 
 
-# --- processes and the kernel surface (§3 items 18-22) -------------------------------------------------
+# --- processes and the kernel surface (contract SA18–SA22) ---------------------------------------------
 
 
 @attack("proc-exec-subprocess-system-spawn-execv", "18", detect="any", tags=("fs-write", "watcher-exec"))
@@ -864,7 +864,7 @@ async def _threads_warm(ctx: Ctx) -> None:
     check(result.meta.get("warm") is True, "warm", "the run did not use a warm (pre-imported) child")
 
 
-# --- other processes and the host (§3 items 23-26) ------------------------------------------------------
+# --- other processes and the host (contract SA23–SA26) --------------------------------------------------
 
 
 @attack("signals-parent-minus1-decoy", "23", detect="any", tags=("signal-host", "decoy-", "kill-minus1"))
@@ -958,7 +958,7 @@ async def _host_uid(ctx: Ctx) -> None:
         check("root" in notes, "host-uid", f"a partial run as host uid 0 without saying so: {notes[:300]}")
 
 
-# --- resources and liveness (§3 items 27-32) ----------------------------------------------------------
+# --- resources and liveness (contract SA27–SA32) ------------------------------------------------------
 
 
 @attack("cpu-busy-sigxcpu-threads", "27, 32")
@@ -1073,7 +1073,7 @@ async def _pid1(ctx: Ctx) -> None:
     check("SIGSEGV" in message(result), "pid1", f"SIGSEGV was ignored: {message(result)} {result.value!r}")
 
 
-# --- protocol, tools, host parsing, reflection (§3 items 33-36) --------------------------------------------
+# --- protocol, tools, host parsing, reflection (contract SA33–SA36) ----------------------------------------
 
 
 PROTOCOL_EXPECTED = {
@@ -1268,7 +1268,7 @@ def test_the_isolation_prediction_matches_the_runs(variant: Variant) -> None:
 
 
 def test_the_catalogue_is_covered() -> None:
-    """Every item of sandbox.md §3 (1-36) has at least one attack."""
+    """Every item of the attack catalogue (contract SA1–SA36) has at least one attack."""
     covered: set[int] = set()
     for attack_ in ATTACKS.values():
         covered.update(int(item) for item in attack_.items.replace(",", " ").split())

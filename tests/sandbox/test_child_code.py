@@ -22,7 +22,9 @@ import pytest
 from machine import confined_backends
 
 from toolrt.codemode._code_runtime import CodeRunRequest
-from toolrt.sandbox import PythonSandboxRuntime, bootstrap, child_code
+from toolrt.sandbox import PythonSandboxRuntime
+from toolrt.sandbox._child import bootstrap
+from toolrt.sandbox._host import code_table
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="children get the table on Linux only")
 
@@ -35,11 +37,11 @@ BACKENDS = confined_backends()
 @pytest.fixture(autouse=True)
 def fresh_cache() -> Iterator[None]:
     """Every test builds its own tables (the runtime's cache would otherwise carry over)."""
-    saved = dict(child_code._cache)
-    child_code._cache.clear()
+    saved = dict(code_table._cache)
+    code_table._cache.clear()
     yield
-    child_code._cache.clear()
-    child_code._cache.update(saved)
+    code_table._cache.clear()
+    code_table._cache.update(saved)
 
 
 @pytest.fixture
@@ -59,7 +61,7 @@ def table_file(tmp_path: Path, data: bytes) -> str:
 
 
 def test_the_table_holds_every_child_module_but_the_script() -> None:
-    data = child_code.compile_table(str(PACKAGE))
+    data = code_table.compile_table(str(PACKAGE))
     assert data.startswith(MAGIC)
     table = marshal.loads(data[len(MAGIC) :])
     assert sorted(table) == sorted(bootstrap.CHILD_FILES[1:])
@@ -69,9 +71,9 @@ def test_the_table_holds_every_child_module_but_the_script() -> None:
 
 
 def test_the_table_file_is_the_hosts_and_read_only_to_anyone_else() -> None:
-    path = child_code.code_table(str(PACKAGE))
+    path = code_table.code_table(str(PACKAGE))
     assert path is not None
-    assert Path(path).read_bytes() == child_code.compile_table(str(PACKAGE))
+    assert Path(path).read_bytes() == code_table.compile_table(str(PACKAGE))
     info, folder = os.stat(path), os.stat(os.path.dirname(path))
     assert (info.st_uid, folder.st_uid) == (os.geteuid(), os.geteuid())
     assert stat.S_IMODE(info.st_mode) == 0o644
@@ -80,16 +82,16 @@ def test_the_table_file_is_the_hosts_and_read_only_to_anyone_else() -> None:
 
 def test_the_table_is_built_once_and_rebuilt_when_a_source_changes(module_copy: Path) -> None:
     directory = str(module_copy)
-    assert child_code.fresh_code_table(directory) is None
-    first = child_code.code_table(directory)
+    assert code_table.fresh_code_table(directory) is None
+    first = code_table.code_table(directory)
     assert first is not None
-    assert child_code.code_table(directory) == first
-    assert child_code.fresh_code_table(directory) == first
+    assert code_table.code_table(directory) == first
+    assert code_table.fresh_code_table(directory) == first
 
     edited = module_copy / "bootstrap_io.py"
     edited.write_text(edited.read_text() + "\nEDITED_AFTER_BUILD = True\n")
-    assert child_code.fresh_code_table(directory) is None
-    second = child_code.code_table(directory)
+    assert code_table.fresh_code_table(directory) is None
+    second = code_table.code_table(directory)
     assert second is not None and second != first
     table = marshal.loads(Path(second).read_bytes()[len(MAGIC) :])
     assert "EDITED_AFTER_BUILD" in table["bootstrap_io.py"].co_names
@@ -98,17 +100,17 @@ def test_the_table_is_built_once_and_rebuilt_when_a_source_changes(module_copy: 
 
 def test_unreadable_or_broken_sources_give_no_table(module_copy: Path) -> None:
     (module_copy / "confine_policy.py").unlink()
-    assert child_code.code_table(str(module_copy)) is None
+    assert code_table.code_table(str(module_copy)) is None
     shutil.copyfile(PACKAGE / "confine_policy.py", module_copy / "confine_policy.py")
     (module_copy / "bootstrap_wire.py").write_text("def broken(:\n")
-    assert child_code.code_table(str(module_copy)) is None
+    assert code_table.code_table(str(module_copy)) is None
 
 
 # --- child side -----------------------------------------------------------------------------------
 
 
 def test_the_child_reads_the_table(tmp_path: Path) -> None:
-    path = table_file(tmp_path, child_code.compile_table(str(PACKAGE)))
+    path = table_file(tmp_path, code_table.compile_table(str(PACKAGE)))
     table = bootstrap._precompiled(["bootstrap.py", "3", path])
     assert sorted(table) == sorted(bootstrap.CHILD_FILES[1:])
 
@@ -177,7 +179,7 @@ return {
 async def test_children_run_the_hosts_code_and_their_program_cannot_read_it(
     backend: str, pool_size: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = child_code.compile_table
+    real = code_table.compile_table
 
     def marked(directory: str) -> bytes:
         # The same table, with a marker the child's own compile of the sources never has.
@@ -189,7 +191,7 @@ async def test_children_run_the_hosts_code_and_their_program_cannot_read_it(
             table[name] = compile(source, path, "exec", dont_inherit=True, optimize=0)
         return MAGIC + marshal.dumps(table)
 
-    monkeypatch.setattr(child_code, "compile_table", marked)
+    monkeypatch.setattr(code_table, "compile_table", marked)
     runtime = PythonSandboxRuntime(backend=backend, pool_size=pool_size)  # type: ignore[arg-type]
     try:
         await runtime.warm()

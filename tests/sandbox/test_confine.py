@@ -33,7 +33,16 @@ from typing import Any
 
 import pytest
 
-from toolrt.sandbox import confine, probe, seccomp_tables
+from toolrt.sandbox._backends import probe, uid_drop
+from toolrt.sandbox._child import (
+    confine,
+    confine_grants,
+    confine_landlock,
+    confine_policy,
+    confine_seccomp,
+    confine_syscalls,
+    seccomp_tables,
+)
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="Linux-only confinement")
 
@@ -42,16 +51,18 @@ NOBODY = 65534
 IS_ROOT = os.geteuid() == 0
 SETPRIV = shutil.which("setpriv")
 RUNUSER = shutil.which("runuser")
-HOST_ABI = confine.landlock_abi()
+HOST_ABI = confine_landlock.landlock_abi()
 # Where a child started as uid 65534 loads the confinement modules: the package itself, or, for a
 # checkout under a directory that uid cannot enter (a clone in /root or in a mode-0700 temporary
-# folder), the copy the runtime stages for such children (probe.drop_readable_bootstrap).
+# folder), the copy the runtime stages for such children (uid_drop.drop_readable_bootstrap).
 CHILD_DIR = (
-    os.path.dirname(probe.drop_readable_bootstrap(os.path.join(SANDBOX_DIR, "bootstrap.py"), NOBODY, NOBODY))
+    os.path.dirname(
+        uid_drop.drop_readable_bootstrap(os.path.join(SANDBOX_DIR, "bootstrap.py"), NOBODY, NOBODY)
+    )
     if IS_ROOT
     else SANDBOX_DIR
 )
-ARCH = confine.seccomp_arch()
+ARCH = confine_syscalls.seccomp_arch()
 
 needs_kernel = pytest.mark.skipif(
     HOST_ABI is None or ARCH is None, reason="needs Landlock and a supported seccomp architecture"
@@ -85,7 +96,7 @@ def child_python() -> str | None:
     for candidate in candidates:
         if not isinstance(candidate, str) or not os.path.exists(candidate) or not _works(candidate):
             continue
-        if IS_ROOT and probe.drop_target_problem(NOBODY, NOBODY, executable=candidate) is not None:
+        if IS_ROOT and uid_drop.drop_target_problem(NOBODY, NOBODY, executable=candidate) is not None:
             continue
         return candidate
     return None
@@ -161,12 +172,13 @@ PRELUDE = """
 import os, sys
 sys.path.insert(0, {sandbox_dir!r})
 import confine
-policy = confine.ConfinementPolicy(
+import confine_policy
+policy = confine_policy.ConfinementPolicy(
     cpu_seconds=20, memory_bytes=1 << 30, read_write_paths=({work!r},), **{extra!r}
 )
 try:
     report = confine.confine(policy)
-except confine.ConfinementError as error:
+except confine_policy.ConfinementError as error:
     import json
     print("ERROR " + json.dumps({{"message": str(error), "report": error.report}}), flush=True)
     raise SystemExit(3)
@@ -740,7 +752,7 @@ def test_layers_not_requested_give_partial_enforcement(box: Box) -> None:
 
 @pytest.mark.skipif(not IS_ROOT, reason="the uid-drop preflight concerns root hosts")
 def test_uid_drop_refuses_an_interpreter_the_target_uid_cannot_read(box: Box) -> None:
-    problem = probe.drop_target_problem(NOBODY, NOBODY, executable=sys.executable)
+    problem = uid_drop.drop_target_problem(NOBODY, NOBODY, executable=sys.executable)
     if problem is None:
         pytest.skip("this interpreter is readable by uid 65534")
     code = PRELUDE.format(sandbox_dir=SANDBOX_DIR, work=str(box.work), extra={})
@@ -784,36 +796,36 @@ def test_child_import_is_lean() -> None:
 
 
 def test_policy_behaves_like_a_frozen_dataclass() -> None:
-    policy = confine.ConfinementPolicy(5, 1 << 28, read_write_paths=("/tmp/w",))
+    policy = confine_policy.ConfinementPolicy(5, 1 << 28, read_write_paths=("/tmp/w",))
     assert policy.cpu_seconds == 5 and policy.max_open_files == 64 and policy.drop_to == (NOBODY, NOBODY)
-    same = confine.ConfinementPolicy(cpu_seconds=5, memory_bytes=1 << 28, read_write_paths=("/tmp/w",))
+    same = confine_policy.ConfinementPolicy(cpu_seconds=5, memory_bytes=1 << 28, read_write_paths=("/tmp/w",))
     assert policy == same
-    assert hash(policy) == hash(confine.ConfinementPolicy(5, 1 << 28, read_write_paths=("/tmp/w",)))
+    assert hash(policy) == hash(confine_policy.ConfinementPolicy(5, 1 << 28, read_write_paths=("/tmp/w",)))
     assert policy != policy.replace(cpu_seconds=6)
     assert "cpu_seconds=5" in repr(policy)
     with pytest.raises(AttributeError):
         policy.cpu_seconds = 9
     data = policy.as_dict()
     assert json.loads(json.dumps(data)) == data
-    assert confine.ConfinementPolicy.from_dict(json.loads(json.dumps(data))) == policy
+    assert confine_policy.ConfinementPolicy.from_dict(json.loads(json.dumps(data))) == policy
     with pytest.raises(ValueError):
-        confine.ConfinementPolicy.from_dict({**data, "unknown": 1})
+        confine_policy.ConfinementPolicy.from_dict({**data, "unknown": 1})
     with pytest.raises(ValueError):
-        confine.ConfinementPolicy(0, 1)
+        confine_policy.ConfinementPolicy(0, 1)
     with pytest.raises(ValueError):
-        confine.ConfinementPolicy(True, 1)
+        confine_policy.ConfinementPolicy(True, 1)
     with pytest.raises(ValueError):
-        confine.ConfinementPolicy(1, 1, read_paths=("relative",))
+        confine_policy.ConfinementPolicy(1, 1, read_paths=("relative",))
     with pytest.raises(ValueError):
-        confine.ConfinementPolicy(1, 1, drop_to=(0, 0))
+        confine_policy.ConfinementPolicy(1, 1, drop_to=(0, 0))
     with pytest.raises(ValueError):
-        confine.ConfinementPolicy(1, 1, landlock=1)  # type: ignore[arg-type]
+        confine_policy.ConfinementPolicy(1, 1, landlock=1)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         policy.replace(nope=1)
 
 
 def test_default_read_paths_exist_and_exclude_third_party_packages() -> None:
-    paths = confine.default_read_paths()
+    paths = confine_grants.default_read_paths()
     assert paths and all(os.path.exists(path) for path in paths)
     assert not any(part in ("site-packages", "dist-packages") for path in paths for part in path.split("/"))
     assert "/dev/null" in paths and "/dev/urandom" in paths
@@ -826,12 +838,12 @@ def test_default_read_paths_exist_and_exclude_third_party_packages() -> None:
 
 # ---- the seccomp program -----------------------------------------------------------------------------
 
-RET_ALLOW = confine.SECCOMP_RET_ALLOW
-RET_KILL = confine.SECCOMP_RET_KILL_PROCESS
+RET_ALLOW = confine_seccomp.SECCOMP_RET_ALLOW
+RET_KILL = confine_seccomp.SECCOMP_RET_KILL_PROCESS
 
 
 def _errno(code: int) -> int:
-    return confine.SECCOMP_RET_ERRNO | code
+    return confine_seccomp.SECCOMP_RET_ERRNO | code
 
 
 def run_bpf(program: bytes, arch_token: int, nr: int, *args: int) -> int:
@@ -860,7 +872,7 @@ def run_bpf(program: bytes, arch_token: int, nr: int, *args: int) -> int:
 @pytest.mark.parametrize("arch", ["x86_64", "aarch64"])
 def test_seccomp_program_decisions(arch: str) -> None:
     pid = 4242
-    program = confine.build_seccomp_filter(arch, pid)
+    program = confine_seccomp.build_seccomp_filter(arch, pid)
     assert len(program) % 8 == 0 and len(program) // 8 < 4096
     token = seccomp_tables.ARCHES[arch]
     column = 1 if arch == "x86_64" else 2
@@ -929,7 +941,7 @@ def test_seccomp_table_is_consistent() -> None:
         if x86_64 is not None and x86_64 >= 424:
             assert aarch64 == x86_64, f"{name}: numbers >= 424 are shared by all architectures"
     for arch in seccomp_tables.ARCHES:
-        confine.build_seccomp_filter(arch, 1)  # every conditional rule has a block
+        confine_seccomp.build_seccomp_filter(arch, 1)  # every conditional rule has a block
 
 
 def _header_numbers(path: str, pattern: str) -> dict[str, int]:
@@ -971,7 +983,7 @@ def test_seccomp_table_matches_kernel_headers(column: int, header: str, pattern:
 
 def test_probe_landlock_matches_the_kernel_and_is_cached() -> None:
     probe.clear_cache()
-    assert probe.probe_landlock() == confine.landlock_abi()
+    assert probe.probe_landlock() == confine_landlock.landlock_abi()
     assert probe.probe_landlock() == probe.probe_landlock()
 
 
@@ -1033,20 +1045,20 @@ def test_probe_bwrap_finds_a_working_binary_when_installed() -> None:
 
 def test_drop_target_problem_names_the_blocking_directory(tmp_path: Path) -> None:
     probe.clear_cache()
-    assert probe.drop_target_problem(os.geteuid(), os.getegid(), executable=sys.executable) is None
+    assert uid_drop.drop_target_problem(os.geteuid(), os.getegid(), executable=sys.executable) is None
     locked = tmp_path / "locked"
     locked.mkdir(mode=0o700)
-    blocked = confine.inaccessible_path(NOBODY if IS_ROOT else os.geteuid() + 1, NOBODY, [str(locked)])
+    blocked = confine_grants.inaccessible_path(NOBODY if IS_ROOT else os.geteuid() + 1, NOBODY, [str(locked)])
     assert blocked is not None
 
 
 def test_ctypes_struct_sizes_match_the_kernel_abi() -> None:
-    assert ctypes.sizeof(confine._SockFprog) == 16
-    assert [confine._landlock_handled(abi)[3] for abi in range(1, 9)] == [8, 8, 8, 16, 16, 24, 24, 24]
-    fs, net, scoped, _ = confine._landlock_handled(7)
+    assert ctypes.sizeof(confine_seccomp.SockFprog) == 16
+    assert [confine_landlock.landlock_handled(abi)[3] for abi in range(1, 9)] == [8, 8, 8, 16, 16, 24, 24, 24]
+    fs, net, scoped, _ = confine_landlock.landlock_handled(7)
     assert (fs, net, scoped) == (0xFFFF, 0x3, 0x3)
-    assert confine._landlock_handled(1)[:3] == (0x1FFF, 0, 0)
-    assert confine._landlock_handled(3)[0] == 0x7FFF
+    assert confine_landlock.landlock_handled(1)[:3] == (0x1FFF, 0, 0)
+    assert confine_landlock.landlock_handled(3)[0] == 0x7FFF
 
 
 # ---- inside bubblewrap (backend rank 1) -----------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The host's disk poll (``limits._dir_usage``): it counts the program's work dir and only that.
+"""The host's disk poll (``limits.dir_usage``): it counts the program's work dir and only that.
 
 The program owns everything below its work dir and can change it while the host walks, so the walk
 goes one component at a time from directory fds opened with ``O_NOFOLLOW``; a symlink, even one that
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from toolrt.sandbox import limits
-from toolrt.sandbox.limits import _MAX_DEPTH, _dir_usage
+from toolrt.sandbox._host import limits
+from toolrt.sandbox._host.limits import MAX_DEPTH, dir_usage
 
 
 def test_counts_bytes_and_entries_of_the_whole_tree(tmp_path: Path) -> None:
@@ -22,7 +22,7 @@ def test_counts_bytes_and_entries_of_the_whole_tree(tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "b").write_bytes(b"y" * 20_000)
     (tmp_path / "d" / "e").mkdir()
-    usage = _dir_usage(str(tmp_path), 100)
+    usage = dir_usage(str(tmp_path), 100)
     assert usage.entries == 4 and not usage.too_deep
     assert usage.bytes >= 30_000
 
@@ -30,7 +30,7 @@ def test_counts_bytes_and_entries_of_the_whole_tree(tmp_path: Path) -> None:
 def test_stops_counting_past_the_entry_cap(tmp_path: Path) -> None:
     for index in range(20):
         (tmp_path / f"f{index}").touch()
-    assert _dir_usage(str(tmp_path), 5).entries == 6
+    assert dir_usage(str(tmp_path), 5).entries == 6
 
 
 def test_symlinks_are_counted_and_never_followed(tmp_path: Path) -> None:
@@ -42,7 +42,7 @@ def test_symlinks_are_counted_and_never_followed(tmp_path: Path) -> None:
     work.mkdir()
     (work / "to-dir").symlink_to(outside)
     (work / "to-root").symlink_to("/")
-    usage = _dir_usage(str(work), 10_000)
+    usage = dir_usage(str(work), 10_000)
     assert usage.entries == 2 and usage.bytes <= 2 * 4096  # the links themselves, not the 200 KB
 
 
@@ -67,33 +67,33 @@ def test_a_directory_swapped_for_a_symlink_mid_walk_is_not_followed(
         return real_open(path, flags, mode, dir_fd=dir_fd)
 
     monkeypatch.setattr(limits.os, "open", swapping_open)
-    usage = _dir_usage(str(work), 10_000)
+    usage = dir_usage(str(work), 10_000)
     assert usage.entries == 1  # "d" itself; nothing of the tree it was swapped for
 
 
 def test_a_tree_deeper_than_the_walk_counts_as_over_quota(tmp_path: Path) -> None:
     deep = tmp_path
-    for _ in range(_MAX_DEPTH + 2):
+    for _ in range(MAX_DEPTH + 2):
         deep = deep / "d"
     deep.mkdir(parents=True)
-    usage = _dir_usage(str(tmp_path), 10_000)
+    usage = dir_usage(str(tmp_path), 10_000)
     assert usage.too_deep
 
 
 def test_a_tree_at_the_depth_limit_is_walked_whole(tmp_path: Path) -> None:
     deep = tmp_path
-    for _ in range(_MAX_DEPTH - 1):
+    for _ in range(MAX_DEPTH - 1):
         deep = deep / "d"
     deep.mkdir(parents=True)
     (deep / "leaf").touch()
-    usage = _dir_usage(str(tmp_path), 10_000)
-    assert not usage.too_deep and usage.entries == _MAX_DEPTH
+    usage = dir_usage(str(tmp_path), 10_000)
+    assert not usage.too_deep and usage.entries == MAX_DEPTH
 
 
 def test_a_missing_or_unreadable_work_dir_counts_nothing(tmp_path: Path) -> None:
-    assert _dir_usage(str(tmp_path / "gone"), 10) == (0, 0, False)
+    assert dir_usage(str(tmp_path / "gone"), 10) == (0, 0, False)
     (tmp_path / "link").symlink_to(tmp_path)
-    assert _dir_usage(str(tmp_path / "link"), 10) == (0, 0, False)
+    assert dir_usage(str(tmp_path / "link"), 10) == (0, 0, False)
 
 
 def test_no_fd_is_left_open(tmp_path: Path) -> None:
@@ -102,7 +102,7 @@ def test_no_fd_is_left_open(tmp_path: Path) -> None:
         deep = deep / "d"
     deep.mkdir(parents=True)
     before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
-    _dir_usage(str(tmp_path), 10_000)
-    _dir_usage(str(tmp_path), 3)  # stops early, with fds still open on its stack
+    dir_usage(str(tmp_path), 10_000)
+    dir_usage(str(tmp_path), 3)  # stops early, with fds still open on its stack
     if before is not None:
         assert len(os.listdir("/proc/self/fd")) == before

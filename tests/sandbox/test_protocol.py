@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from toolrt._json import is_lossless_json, snapshot_json
-from toolrt.sandbox import bootstrap
-from toolrt.sandbox.protocol import (
+from toolrt.sandbox._child import bootstrap_wire
+from toolrt.sandbox._host.protocol import (
     MAX_JSON_DEPTH,
     BootFailed,
     Call,
@@ -194,7 +194,7 @@ def test_value_depth_exceeds() -> None:
 
 def test_value_wire_bytes_matches_the_childs_encoding() -> None:
     for value in [1, "é", {"a": [1, 2.5, None, True]}, "\ud800", [], {}]:
-        assert value_wire_bytes(value) == len(bootstrap._dumps(value))
+        assert value_wire_bytes(value) == len(bootstrap_wire.dumps(value))
 
 
 # --- the child's encoder agrees with the host's lossless rules --------------------------------------
@@ -238,7 +238,7 @@ LOSSY: list[Any] = [
 @pytest.mark.parametrize("value", LOSSLESS, ids=repr)
 def test_child_encoder_accepts_lossless_values(value: Any) -> None:
     assert is_lossless_json(value)
-    text = bootstrap._dumps(value)
+    text = bootstrap_wire.dumps(value)
     assert json.loads(text) == json.loads(json.dumps(value))
     assert text.isascii()
 
@@ -246,35 +246,35 @@ def test_child_encoder_accepts_lossless_values(value: Any) -> None:
 @pytest.mark.parametrize("value", LOSSY, ids=repr)
 def test_child_encoder_rejects_lossy_values(value: Any) -> None:
     assert not is_lossless_json(value)
-    with pytest.raises(bootstrap._NotLossless):
-        bootstrap._dumps(value)
+    with pytest.raises(bootstrap_wire.NotLossless):
+        bootstrap_wire.dumps(value)
 
 
 def test_child_encoder_rejects_cycles_and_excess_depth_without_recursion() -> None:
     cycle: list[Any] = []
     cycle.append(cycle)
-    with pytest.raises(bootstrap._NotLossless, match="circular"):
-        bootstrap._dumps(cycle)
+    with pytest.raises(bootstrap_wire.NotLossless, match="circular"):
+        bootstrap_wire.dumps(cycle)
     deep: Any = []
     for _ in range(100_000):
         deep = [deep]
-    with pytest.raises(bootstrap._NotLossless, match="deeper"):
-        bootstrap._dumps(deep)
+    with pytest.raises(bootstrap_wire.NotLossless, match="deeper"):
+        bootstrap_wire.dumps(deep)
     ok: Any = []
     for _ in range(MAX_JSON_DEPTH - 1):
         ok = [ok]
-    assert bootstrap._dumps(ok) == "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH
+    assert bootstrap_wire.dumps(ok) == "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH
 
 
 def test_child_decoder_reads_host_frames() -> None:
     payload = {"t": "reply", "id": 3, "ok": True, "value": {"s": "é\ud800", "n": [1, 2.5, None]}}
     body = encode_frame(payload)[4:].decode()
-    assert bootstrap._loads(body) == payload
+    assert bootstrap_wire.loads(body) == payload
     with pytest.raises(ValueError):
-        bootstrap._loads("NaN")
+        bootstrap_wire.loads("NaN")
     with pytest.raises(ValueError):
-        bootstrap._loads('{"a": 1} trailing')
+        bootstrap_wire.loads('{"a": 1} trailing')
 
 
 def test_protocol_depth_constant_matches_the_child() -> None:
-    assert bootstrap.MAX_JSON_DEPTH == MAX_JSON_DEPTH
+    assert bootstrap_wire.MAX_JSON_DEPTH == MAX_JSON_DEPTH

@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 from toolrt.codemode._code_runtime import CodeRunRequest, CodeRunResult
-from toolrt.sandbox import ProbeResults, PythonSandboxRuntime, probe
-from toolrt.sandbox.backends import _DROP_TO, _resolve_plan
-from toolrt.sandbox.bootstrap import CHILD_FILES
-from toolrt.sandbox.host import probe_host
+from toolrt.sandbox import ProbeResults, PythonSandboxRuntime
+from toolrt.sandbox._backends import probe, uid_drop
+from toolrt.sandbox._backends.plan import DROP_TO, probe_host, resolve_plan
+from toolrt.sandbox._child.bootstrap import CHILD_FILES
 
 IS_ROOT = sys.platform == "linux" and os.geteuid() == 0
 PROBES = probe_host() if IS_ROOT else None
@@ -33,7 +33,7 @@ pytestmark = [
     pytest.mark.skipif(not IS_ROOT, reason="the uid drop (and its fallback) is a root host's"),
     pytest.mark.skipif(IS_ROOT and not CONFINABLE, reason="needs Landlock and seccomp"),
 ]
-PACKAGE = Path(probe.__file__).resolve().parent
+PACKAGE = Path(probe.CHILD_DIR)
 UID_PROGRAM = "import os\nreturn [os.getuid(), os.geteuid(), os.getgid(), os.getgroups()]"
 
 
@@ -132,10 +132,10 @@ def test_fallback_interpreter_probe() -> None:
     assert PROBES is not None
     if PROBES.drop_problem is None:
         pytest.skip("this host's interpreter works as uid 65534: no fallback needed")
-    path, problem = probe.drop_interpreter(*_DROP_TO, exclude=sys.executable)
+    path, problem = uid_drop.drop_interpreter(*DROP_TO, exclude=sys.executable)
     assert (path, problem) == (PROBES.fallback_python, PROBES.fallback_problem)
     if path is not None:
-        assert probe.drop_target_problem(*_DROP_TO, executable=os.path.realpath(path)) is None
+        assert uid_drop.drop_target_problem(*DROP_TO, executable=os.path.realpath(path)) is None
         assert os.path.realpath(path) != os.path.realpath(sys.executable)
 
 
@@ -144,7 +144,7 @@ def test_a_private_bootstrap_is_copied_somewhere_uid_65534_can_read(tmp_path: Pa
     private.mkdir(mode=0o700)
     for name in CHILD_FILES:
         shutil.copyfile(PACKAGE / name, private / name)
-    staged = probe.drop_readable_bootstrap(str(private / "bootstrap.py"), *_DROP_TO)
+    staged = uid_drop.drop_readable_bootstrap(str(private / "bootstrap.py"), *DROP_TO)
     assert staged != str(private / "bootstrap.py")
     folder = Path(staged).parent
     info = folder.stat()
@@ -153,7 +153,7 @@ def test_a_private_bootstrap_is_copied_somewhere_uid_65534_can_read(tmp_path: Pa
         copied = folder / name
         assert copied.read_bytes() == (private / name).read_bytes()
         assert (copied.stat().st_uid, stat.S_IMODE(copied.stat().st_mode)) == (0, 0o644)
-    assert probe.drop_readable_bootstrap(str(private / "bootstrap.py"), *_DROP_TO) == staged  # cached
+    assert uid_drop.drop_readable_bootstrap(str(private / "bootstrap.py"), *DROP_TO) == staged  # cached
 
 
 def test_a_readable_bootstrap_is_used_in_place(tmp_path: Path) -> None:
@@ -165,7 +165,7 @@ def test_a_readable_bootstrap_is_used_in_place(tmp_path: Path) -> None:
             shutil.copyfile(PACKAGE / name, public / name)
             (public / name).chmod(0o644)
         bootstrap = str(public / "bootstrap.py")
-        assert probe.drop_readable_bootstrap(bootstrap, *_DROP_TO) == bootstrap
+        assert uid_drop.drop_readable_bootstrap(bootstrap, *DROP_TO) == bootstrap
     finally:
         shutil.rmtree(public, ignore_errors=True)
 
@@ -190,12 +190,12 @@ async def test_a_private_bootstrap_runs_dropped(tmp_path: Path) -> None:
 
 
 def test_plan_uses_the_fallback_interpreter() -> None:
-    plan = _resolve_plan(
+    plan = resolve_plan(
         "landlock",
         fake_probes(fallback_python="/usr/bin/python3", fallback_bootstrap="/tmp/x/bootstrap.py"),
         allow_unconfined=False,
     )
-    assert plan.drop_to == _DROP_TO
+    assert plan.drop_to == DROP_TO
     assert (plan.python, plan.bootstrap) == ("/usr/bin/python3", "/tmp/x/bootstrap.py")
     report = plan.predicted()
     assert report.enforcement == "full"
@@ -206,7 +206,7 @@ def test_plan_uses_the_fallback_interpreter() -> None:
 
 
 def test_plan_without_a_fallback_stays_root_and_says_why() -> None:
-    plan = _resolve_plan(
+    plan = resolve_plan(
         "auto",
         fake_probes(fallback_problem="no other Python (/usr/bin/python3, ...)"),
         allow_unconfined=False,
@@ -220,8 +220,8 @@ def test_plan_without_a_fallback_stays_root_and_says_why() -> None:
 
 
 def test_plan_with_a_usable_host_interpreter_needs_no_fallback() -> None:
-    plan = _resolve_plan("landlock", fake_probes(drop_problem=None), allow_unconfined=False)
-    assert plan.drop_to == _DROP_TO and plan.python is None and plan.notes == ()
+    plan = resolve_plan("landlock", fake_probes(drop_problem=None), allow_unconfined=False)
+    assert plan.drop_to == DROP_TO and plan.python is None and plan.notes == ()
     assert plan.predicted().enforcement == "full"
 
 
@@ -234,8 +234,8 @@ def test_bwrap_as_root_is_started_as_65534_with_the_fallback_interpreter() -> No
         fallback_python="/usr/bin/python3",
         fallback_bootstrap="/tmp/copy/bootstrap.py",
     )
-    plan = _resolve_plan("bwrap", probes, allow_unconfined=False)
-    assert plan.backend == "bwrap" and plan.bwrap_as == _DROP_TO and plan.drop_to is None
+    plan = resolve_plan("bwrap", probes, allow_unconfined=False)
+    assert plan.backend == "bwrap" and plan.bwrap_as == DROP_TO and plan.drop_to is None
     assert (plan.python, plan.bootstrap) == ("/usr/bin/python3", "/tmp/copy/bootstrap.py")
     report = plan.predicted()
     assert report.enforcement == "full"
@@ -245,8 +245,8 @@ def test_bwrap_as_root_is_started_as_65534_with_the_fallback_interpreter() -> No
 
 def test_auto_as_root_prefers_bwrap_when_it_can_start_unprivileged() -> None:
     probes = fake_probes(bwrap_path="/usr/bin/bwrap", bwrap_works=True, fallback_python="/usr/bin/python3")
-    plan = _resolve_plan("auto", probes, allow_unconfined=False)
-    assert plan.backend == "bwrap" and plan.bwrap_as == _DROP_TO
+    plan = resolve_plan("auto", probes, allow_unconfined=False)
+    assert plan.backend == "bwrap" and plan.bwrap_as == DROP_TO
     assert plan.predicted().enforcement == "full"
 
 
@@ -259,10 +259,10 @@ def test_auto_as_root_prefers_the_backend_that_reaches_full_enforcement() -> Non
         fallback_python="/usr/bin/python3",
         bwrap_drop_problem="bwrap started as uid 65534: functional run exited 1: uid map: Permission denied",
     )
-    plan = _resolve_plan("auto", probes, allow_unconfined=False)
-    assert plan.backend == "landlock" and plan.drop_to == _DROP_TO
+    plan = resolve_plan("auto", probes, allow_unconfined=False)
+    assert plan.backend == "landlock" and plan.drop_to == DROP_TO
     assert plan.predicted().enforcement == "full"
-    bwrap = _resolve_plan("bwrap", probes, allow_unconfined=False)
+    bwrap = resolve_plan("bwrap", probes, allow_unconfined=False)
     assert bwrap.bwrap_as is None and bwrap.python is None
     report = bwrap.predicted()
     assert report.enforcement == "partial"
@@ -273,7 +273,7 @@ def test_auto_as_root_prefers_the_backend_that_reaches_full_enforcement() -> Non
 
 def test_bwrap_as_root_without_an_interpreter_for_65534_stays_root_and_says_why() -> None:
     probes = fake_probes(bwrap_path="/usr/bin/bwrap", bwrap_works=True, fallback_problem="no other Python")
-    bwrap = _resolve_plan("bwrap", probes, allow_unconfined=False)
+    bwrap = resolve_plan("bwrap", probes, allow_unconfined=False)
     assert bwrap.bwrap_as is None
     report = bwrap.predicted()
     assert report.enforcement == "partial"

@@ -380,12 +380,12 @@ async def test_a_binding_answer_is_replied_to_from_inside_its_resolution(
 ) -> None:
     # The point of a BindingAnswer: the reply frame is written while set_result runs, not one
     # event-loop turn later from a done-callback.
-    from toolrt.sandbox import child as child_module
+    from toolrt.sandbox._host import process as child_module
 
     loop = asyncio.get_running_loop()
     resolving = [False]
     sent_while_resolving: list[bool] = []
-    send = child_module._Child.send
+    send = child_module.Child.send
 
     def observed_send(self: Any, payload: dict[str, Any]) -> None:
         if payload.get("t") == "reply":
@@ -404,7 +404,7 @@ async def test_a_binding_answer_is_replied_to_from_inside_its_resolution(
         loop.call_soon(resolve, answer, args["x"])
         return answer
 
-    monkeypatch.setattr(child_module._Child, "send", observed_send)
+    monkeypatch.setattr(child_module.Child, "send", observed_send)
     rt = make_runtime(backend)
     try:
         program = "return [await tools.later({'x': i}) for i in range(3)]"
@@ -527,16 +527,16 @@ async def test_the_disk_quota_is_polled_off_the_event_loop(monkeypatch: pytest.M
     directory, only the poll can catch files that are each under the per-file limit."""
     if "landlock" not in BACKENDS:
         pytest.skip("needs the landlock backend (under bwrap the tmpfs itself refuses the bytes)")
-    from toolrt.sandbox import run as run_module
+    from toolrt.sandbox._host import run as run_module
 
     threads: set[int] = set()
-    real = run_module._dir_usage
+    real = run_module.dir_usage
 
     def spy(path: str, max_entries: int) -> Any:
         threads.add(threading.get_ident())
         return real(path, max_entries)
 
-    monkeypatch.setattr(run_module, "_dir_usage", spy)
+    monkeypatch.setattr(run_module, "dir_usage", spy)
     rt = make_runtime("landlock", disk_bytes=1 << 20)
     try:
         # Files under the per-file limit (RLIMIT_FSIZE = the quota), so only the poll can catch them.
@@ -558,16 +558,16 @@ async def test_a_short_run_never_polls_the_disk(monkeypatch: pytest.MonkeyPatch)
     # thread hand-off (its work dir was empty when it started).
     if "landlock" not in BACKENDS:
         pytest.skip("only the landlock backend polls the work dir (bwrap's tmpfs is size-capped)")
-    from toolrt.sandbox import run as run_module
+    from toolrt.sandbox._host import run as run_module
 
     polls: list[str] = []
-    real = run_module._dir_usage
+    real = run_module.dir_usage
 
     def spy(path: str, max_entries: int) -> Any:
         polls.append(path)
         return real(path, max_entries)
 
-    monkeypatch.setattr(run_module, "_dir_usage", spy)
+    monkeypatch.setattr(run_module, "dir_usage", spy)
     rt = make_runtime("landlock")
     try:
         assert ok(await run(rt, "return 1")) == 1

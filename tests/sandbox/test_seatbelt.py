@@ -29,13 +29,14 @@ from typing import Any
 import pytest
 
 from toolrt.codemode._code_runtime import CodeRunRequest, CodeRunResult
-from toolrt.sandbox import ProbeResults, PythonSandboxRuntime, probe, seatbelt
-from toolrt.sandbox.backends import _achieved, _Plan, _resolve_plan, probe_host
-from toolrt.sandbox.child import _BootFailure, _Child
-from toolrt.sandbox.limits import _BootSpec
-from toolrt.sandbox.protocol import Ready
+from toolrt.sandbox import ProbeResults, PythonSandboxRuntime
+from toolrt.sandbox._backends import probe, seatbelt
+from toolrt.sandbox._backends.plan import Plan, probe_host, resolve_plan
+from toolrt.sandbox._host.limits import BootSpec
+from toolrt.sandbox._host.process import BootFailure, Child
+from toolrt.sandbox._host.protocol import Ready
 
-SANDBOX_DIR = Path(seatbelt.__file__).resolve().parent
+SANDBOX_DIR = Path(probe.CHILD_DIR).resolve()
 sysconfig.get_config_vars()  # loaded now: it picks its data module by sys.platform, which tests patch
 PYTHON = os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
 IS_DARWIN = sys.platform == "darwin"
@@ -202,7 +203,7 @@ ABSENT = {"sandbox_exec_path": None, "sandbox_exec_works": False, "sandbox_exec_
 
 @pytest.mark.parametrize("requested", ["auto", "sandbox-exec"])
 def test_darwin_with_sandbox_exec_picks_it_as_partial(darwin: None, requested: Any) -> None:
-    plan = _resolve_plan(requested, darwin_probes(), allow_unconfined=False)
+    plan = resolve_plan(requested, darwin_probes(), allow_unconfined=False)
     assert plan.backend == "sandbox-exec"
     assert plan.sandbox_exec == seatbelt.SANDBOX_EXEC
     assert plan.interpreter_reads == ("/stdlib",)
@@ -215,7 +216,7 @@ def test_darwin_with_sandbox_exec_picks_it_as_partial(darwin: None, requested: A
 
 @pytest.mark.parametrize("requested", ["auto", "sandbox-exec"])
 def test_darwin_without_sandbox_exec_is_refused_with_the_reason(darwin: None, requested: Any) -> None:
-    plan = _resolve_plan(requested, darwin_probes(**ABSENT), allow_unconfined=False)
+    plan = resolve_plan(requested, darwin_probes(**ABSENT), allow_unconfined=False)
     assert plan.backend is None
     assert "sandbox-exec (no executable /x)" in plan.unavailable
     if requested == "auto":
@@ -225,40 +226,40 @@ def test_darwin_without_sandbox_exec_is_refused_with_the_reason(darwin: None, re
 
 def test_darwin_with_a_sandbox_exec_that_fails_its_probe_is_refused(darwin: None) -> None:
     broken = darwin_probes(sandbox_exec_works=False, sandbox_exec_reason="the interpreter does not run")
-    plan = _resolve_plan("auto", broken, allow_unconfined=False)
+    plan = resolve_plan("auto", broken, allow_unconfined=False)
     assert plan.backend is None and "the interpreter does not run" in plan.unavailable
 
 
 def test_darwin_without_sandbox_exec_runs_unconfined_only_on_opt_in(darwin: None) -> None:
-    plan = _resolve_plan("auto", darwin_probes(**ABSENT), allow_unconfined=True)
+    plan = resolve_plan("auto", darwin_probes(**ABSENT), allow_unconfined=True)
     assert plan.backend == "unconfined"
     assert any("UNCONFINED" in note and "no executable /x" in note for note in plan.notes)
     assert plan.predicted().enforcement == "none"
     # An explicit request is never downgraded.
-    forced = _resolve_plan("sandbox-exec", darwin_probes(**ABSENT), allow_unconfined=True)
+    forced = resolve_plan("sandbox-exec", darwin_probes(**ABSENT), allow_unconfined=True)
     assert forced.backend is None and "sandbox-exec backend requested" in forced.unavailable
 
 
 @pytest.mark.parametrize("requested", ["bwrap", "landlock"])
 def test_darwin_refuses_linux_backends(darwin: None, requested: Any) -> None:
-    plan = _resolve_plan(requested, darwin_probes(), allow_unconfined=True)
+    plan = resolve_plan(requested, darwin_probes(), allow_unconfined=True)
     assert plan.backend is None and "needs Linux" in plan.unavailable
 
 
 def test_darwin_root_host_says_the_program_stays_root(darwin: None, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "geteuid", lambda: 0)
-    plan = _resolve_plan("auto", darwin_probes(), allow_unconfined=False)
+    plan = resolve_plan("auto", darwin_probes(), allow_unconfined=False)
     assert any("host is root" in note for note in plan.notes)
 
 
 def test_linux_refuses_sandbox_exec(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "platform", "linux")
     # Even with probes that claim a working sandbox-exec, it is macOS's.
-    plan = _resolve_plan("sandbox-exec", darwin_probes(landlock_abi=6, seccomp=True), allow_unconfined=True)
+    plan = resolve_plan("sandbox-exec", darwin_probes(landlock_abi=6, seccomp=True), allow_unconfined=True)
     assert plan.backend is None
     assert "sandbox-exec backend requested but unavailable" in plan.unavailable
     assert "macOS" in plan.unavailable and "linux" in plan.unavailable
-    auto = _resolve_plan("auto", darwin_probes(landlock_abi=6, seccomp=True), allow_unconfined=False)
+    auto = resolve_plan("auto", darwin_probes(landlock_abi=6, seccomp=True), allow_unconfined=False)
     assert auto.backend == "landlock"
 
 
@@ -277,9 +278,9 @@ async def test_runtime_accepts_the_backend_name_and_reports_the_refusal() -> Non
 
 
 def test_achieved_report_names_the_layer_and_is_never_full() -> None:
-    plan = _Plan("sandbox-exec", sandbox_exec="/usr/bin/sandbox-exec", notes=("plan note",))
+    plan = Plan("sandbox-exec", sandbox_exec="/usr/bin/sandbox-exec", notes=("plan note",))
     ready = Ready(layers=("rlimits",), landlock_abi=None, enforcement="full", notes=("child note",))
-    report = _achieved(plan, ready, ("host note",))
+    report = plan.achieved(ready, ("host note",))
     assert report.layers == ("sandbox-exec", "rlimits")
     assert report.enforcement == "partial"
     assert report.notes == ("plan note", "host note", "child note")
@@ -563,13 +564,13 @@ def test_sbpl_string_escapes() -> None:
 # ---- the child command line ----------------------------------------------------------------------
 
 
-def seatbelt_plan(path: str = "/usr/bin/sandbox-exec") -> _Plan:
-    return _Plan("sandbox-exec", sandbox_exec=path, interpreter_reads=seatbelt.interpreter_reads())
+def seatbelt_plan(path: str = "/usr/bin/sandbox-exec") -> Plan:
+    return Plan("sandbox-exec", sandbox_exec=path, interpreter_reads=seatbelt.interpreter_reads())
 
 
 async def test_argv_shape(layout: Layout) -> None:
     bootstrap = str(SANDBOX_DIR / "bootstrap.py")
-    child = _Child(seatbelt_plan(), _BootSpec(5, 1 << 30, ()), bootstrap, PYTHON, 1 << 20)
+    child = Child(seatbelt_plan(), BootSpec(5, 1 << 30, ()), bootstrap, PYTHON, 1 << 20)
     child.workdir = str(layout.work)
     argv = child._argv(7, (str(layout.extra),))
     assert argv[:2] == ["/usr/bin/sandbox-exec", "-p"]
@@ -588,9 +589,9 @@ async def test_argv_shape(layout: Layout) -> None:
 async def test_argv_refuses_an_inexpressible_work_dir(tmp_path: Path) -> None:
     work = tmp_path / "bad\nwork"
     work.mkdir()
-    child = _Child(seatbelt_plan(), _BootSpec(5, 1 << 30, ()), str(SANDBOX_DIR / "bootstrap.py"), PYTHON, 0)
+    child = Child(seatbelt_plan(), BootSpec(5, 1 << 30, ()), str(SANDBOX_DIR / "bootstrap.py"), PYTHON, 0)
     child.workdir = str(work)
-    with pytest.raises(_BootFailure) as caught:
+    with pytest.raises(BootFailure) as caught:
         child._argv(3, ())
     assert caught.value.error.kind == "sandbox-unavailable"
 
@@ -598,7 +599,7 @@ async def test_argv_refuses_an_inexpressible_work_dir(tmp_path: Path) -> None:
 async def test_argv_notes_an_inexpressible_read_path(layout: Layout, tmp_path: Path) -> None:
     bad = tmp_path / "bad\nread"
     bad.mkdir()
-    child = _Child(seatbelt_plan(), _BootSpec(5, 1 << 30, ()), str(SANDBOX_DIR / "bootstrap.py"), PYTHON, 0)
+    child = Child(seatbelt_plan(), BootSpec(5, 1 << 30, ()), str(SANDBOX_DIR / "bootstrap.py"), PYTHON, 0)
     child.workdir = str(layout.work)
     child._argv(3, (str(bad),))
     assert len(child.report_notes) == 1 and "not granted" in child.report_notes[0]
@@ -677,12 +678,13 @@ resource.setrlimit = setrlimit
 before_as = resource.getrlimit(resource.RLIMIT_AS)
 sys.path.insert(0, sys.argv[1])
 import confine  # every child module, imported as on macOS: no prctl lookup may happen
+import confine_policy
 
-policy = confine.ConfinementPolicy(**json.loads(sys.argv[3]))
+policy = confine_policy.ConfinementPolicy(**json.loads(sys.argv[3]))
 try:
     report = confine.confine(policy)
     error = None
-except confine.ConfinementError as failure:
+except confine_policy.ConfinementError as failure:
     report, error = failure.report, str(failure)
 import confine_syscalls
 try:
@@ -759,12 +761,13 @@ def test_rlimit_as_refusal_still_fails_on_linux() -> None:
         import resource, sys
         sys.path.insert(0, sys.argv[1])
         import confine
+        import confine_policy
         def refuse(which, limits):
             raise ValueError("current limit exceeds maximum limit")
         resource.setrlimit = refuse
         try:
-            confine.confine(confine.ConfinementPolicy(5, 1 << 30, landlock=False, seccomp=False))
-        except confine.ConfinementError as error:
+            confine.confine(confine_policy.ConfinementPolicy(5, 1 << 30, landlock=False, seccomp=False))
+        except confine_policy.ConfinementError as error:
             print("refused:", error)
         """
     )
@@ -784,7 +787,7 @@ def test_unconfined_rlimits_tolerate_rlimit_as_off_linux_only() -> None:
             return real(which, limits)
         resource.setrlimit = setrlimit
         sys.platform = sys.argv[2]
-        from toolrt.sandbox import bootstrap
+        from toolrt.sandbox._child import bootstrap
         policy = {"cpuSeconds": 5, "memoryBytes": 1 << 30, "maxFileBytes": 1 << 20, "maxOpenFiles": 64}
         try:
             print(json.dumps(bootstrap._rlimits_only(policy)))

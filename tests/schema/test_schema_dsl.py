@@ -1,4 +1,4 @@
-"""The author schema DSL and ``validate_args`` (spec §2.17 S-DSL1–4).
+"""The author schema DSL and ``validate_args`` (contract §2.17 S-DSL1–4).
 
 Ports ``schema.spec.ts`` (the unified author schema DSL) and the ``defineTool / schema DSL``,
 ``schema DSL edge cases`` and ``validateArgs`` describes of ``tools.spec.ts`` (plus the schema half of

@@ -1,4 +1,4 @@
-"""The raw JSON-Schema subset and its validator (spec §2.18 J1–J4; port of ``json-schema.spec.ts``).
+"""The raw JSON-Schema subset and its validator (contract §2.18 J1–J4; port of ``json-schema.spec.ts``).
 
 Test names follow the upstream ``describe``/``it`` titles. Python adaptations (decided for the port):
 

@@ -1,6 +1,6 @@
 # The typing spellings (Union, Optional, List, functional TypedDict) are what these tests are about.
 # ruff: noqa: UP006, UP007, UP013, UP045
-"""Type hints → raw subset JSON Schema (``toolrt.schema._hints``): every mapping row, every loud failure.
+"""Type hints → raw subset JSON Schema (``toolrt.schema._type_hints``): every mapping row, every loud failure.
 
 Every generated schema is checked three ways: it is a valid Draft 2020-12 schema (``jsonschema``),
 it is inside the enforced subset (``assert_supported_json_schema``), and sample values validate the
@@ -35,7 +35,8 @@ from jsonschema import Draft202012Validator
 
 from toolrt._execution import ToolExecution, ToolRunContext
 from toolrt.schema import assert_supported_json_schema, compile_validator
-from toolrt.schema._hints import analyze_function, parse_docstring, schema_from_function
+from toolrt.schema._docstrings import parse_docstring
+from toolrt.schema._type_hints import analyze_function, schema_from_function
 
 # --- helpers ------------------------------------------------------------------------------------------
 

@@ -1,171 +1,199 @@
-"""The steps of one system-prompt assembly: merging scoped layers, resolving lazy texts and
-variables, collecting the tools and putting them in order, running the assemble waterfall.
-
-Used by :meth:`toolrt._prompt.system_prompt.SystemPrompt.assemble`; the rules are in :mod:`toolrt._prompt.system_prompt`'s docstring.
+"""What an assembly is for and what it produces: :class:`PromptContext`, :class:`Section`,
+:class:`ToolContribution`, :class:`Assembly` (and its rendering), and the shapes of the callables a
+:class:`~toolrt._prompt.system_prompt.SystemPrompt` takes.
 """
 
 from __future__ import annotations
 
-import copy
-import inspect
-from collections.abc import Hashable, Sequence
-from typing import Any
+import re
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, TypeAlias
 
 from toolrt._errors import PromptError
-from toolrt._prompt.sections import (
-    TOOL_ORDER_REST,
-    AssembleListener,
-    Assembly,
-    PromptContext,
-    ToolContribution,
-    VariableValue,
-    _code_units,
-    _Layer,
-    _ProviderEntry,
-    _SectionEntry,
-)
 from toolrt._tool_definition import ToolSchema
 
+if TYPE_CHECKING:
+    from toolrt._abort import AbortSignal
 
-def _duplicate(kind: str, name: str, key: Hashable | None, what: str) -> str:
-    if key is None:
-        return (
-            f'prompt {kind} "{name}" is already registered (for a per-agent {what}, register it with '
-            "scope=<agent> instead)"
+
+TOOL_ORDER_REST = "<unlisted-tools>"
+"""The one ``tool_order`` entry that stands for every tool the list does not name."""
+
+
+VARIABLE_NAME = re.compile(r"[a-z][a-z0-9_]*")
+"""What a ``{{name}}`` variable name must match."""
+
+
+_GROUP = re.compile(r"\{\{([^{}]*)\}\}")
+
+
+@dataclass(frozen=True, slots=True)
+class PromptContext:
+    """What one assembly is for; passed to lazy section texts, variables and assemble listeners.
+
+    ``scope`` is the key passed to :meth:`SystemPrompt.assemble` (``None``: the global view),
+    ``chain`` its scope chain nearest-first (``()`` for the global view), ``signal`` the caller's
+    cancellation signal for this assembly, if any (do not keep it for later turns).
+    """
+
+    scope: Hashable | None = None
+    chain: tuple[Hashable, ...] = ()
+    signal: AbortSignal | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One assembled section: its name and its resolved (not yet interpolated) text."""
+
+    name: str
+    text: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not isinstance(self.text, str):
+            raise TypeError("Section(name, text) takes two strings")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContribution:
+    """What a tool provider contributes to one assembly.
+
+    ``schemas`` are the tools this scope can see. ``known_names`` is the universe ``tool_order`` is
+    checked against — every tool that exists for the scope, including ones restricted away or only
+    reserved; ``None`` means "the names in ``schemas``".
+    """
+
+    schemas: Sequence[ToolSchema]
+    known_names: Sequence[str] | None = None
+
+
+@dataclass(frozen=True, init=False)
+class Assembly:
+    """One assembled prompt: ordered sections, ordered tool schemas, resolved variables.
+
+    Immutable; a listener changes it by returning a new one, e.g.
+    ``assembly.replace(tools=[t for t in assembly.tools if t["name"] != "run_code"])``. Any
+    iterable is accepted and stored as a tuple. The tool dicts are fresh copies made for this
+    assembly only, so changing them affects nothing else.
+    """
+
+    sections: tuple[Section, ...]
+    tools: tuple[ToolSchema, ...]
+    variables: Mapping[str, str | None]
+
+    def __init__(
+        self,
+        sections: Iterable[Section] = (),
+        tools: Iterable[ToolSchema] = (),
+        variables: Mapping[str, str | None] | None = None,
+    ) -> None:
+        sections = tuple(sections)
+        for section in sections:
+            if not isinstance(section, Section):
+                raise TypeError(f"Assembly.sections takes Section objects, got {type(section).__name__}")
+        object.__setattr__(self, "sections", sections)
+        object.__setattr__(self, "tools", tuple(tools))
+        if not isinstance(variables, MappingProxyType):
+            variables = MappingProxyType(dict(variables or {}))
+        object.__setattr__(self, "variables", variables)
+
+    def replace(
+        self,
+        *,
+        sections: Iterable[Section] | None = None,
+        tools: Iterable[ToolSchema] | None = None,
+        variables: Mapping[str, str | None] | None = None,
+    ) -> Assembly:
+        """A copy with the given parts replaced (the others shared)."""
+        return Assembly(
+            self.sections if sections is None else sections,
+            self.tools if tools is None else tools,
+            self.variables if variables is None else variables,
         )
-    return f'prompt {kind} "{name}" is already registered in this scope'
+
+    def section(self, name: str) -> Section | None:
+        """The section called ``name``, if present."""
+        return next((section for section in self.sections if section.name == name), None)
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        """The tools' names, in order."""
+        return tuple(tool["name"] for tool in self.tools)
+
+    def render(self) -> str:
+        """The system prompt text: each section's ``{{variable}}`` references interpolated, empty
+        sections dropped, the rest joined by a blank line (``""`` when nothing is left).
+
+        References are strict: a malformed ``{{...}}`` group, an unregistered name, or a variable
+        with no value for this assembly raises :class:`PromptError`. A ``{{`` with no ``}}`` anywhere
+        after it is literal text; substituted values are never scanned again.
+        """
+        texts = (_interpolate(section, self.variables) for section in self.sections)
+        return "\n\n".join(text for text in texts if text)
 
 
-def _validate_tool_order(tool_order: Sequence[str]) -> tuple[str, ...]:
-    if isinstance(tool_order, str) or not isinstance(tool_order, Sequence):
-        raise TypeError("tool_order must be a list of tool names")
-    names = tuple(tool_order)
-    seen: set[str] = set()
-    for name in names:
-        if not isinstance(name, str):
-            raise TypeError(f"tool_order names must be strings, got {name!r}")
-        if name in seen:
-            if name == TOOL_ORDER_REST:
+SectionText: TypeAlias = "str | Callable[[PromptContext], str]"
+"""A section's text: a string, or ``text(context)`` resolved at every assembly."""
+
+
+VariableValue: TypeAlias = "str | Callable[[PromptContext], str | None] | None"
+"""A variable's value: a string, ``None`` (registered, no value), or ``value(context)``."""
+
+
+ToolProvider: TypeAlias = Callable[[Hashable | None], ToolContribution]
+"""``provider(scope)``: the tools one provider contributes to ``scope``'s assembly."""
+
+
+AssembleNext: TypeAlias = "Callable[..., Awaitable[Assembly]]"
+"""``next(replacement=None)``: run the rest of the waterfall on ``replacement`` (default: the
+assembly this listener received) and return what it produces."""
+
+
+AssembleListener: TypeAlias = (
+    "Callable[[Assembly, PromptContext, AssembleNext], Assembly | Awaitable[Assembly]]"
+)
+"""``listener(assembly, context, next)``: one step of the assemble waterfall."""
+
+
+def _interpolate(section: Section, variables: Mapping[str, str | None]) -> str:
+    text = section.text
+    parts: list[str] = []
+    last = 0
+    open_ = text.find("{{")
+    while open_ >= 0:
+        group = _GROUP.match(text, open_)
+        if group is None:
+            # A later "}}" makes this a mangled reference; without one it is literal prose.
+            if text.find("}}", open_ + 2) >= 0:
                 raise PromptError(
-                    f'toolOrder lists "{TOOL_ORDER_REST}" more than once: it must contain exactly one '
-                    f'"{TOOL_ORDER_REST}" rest entry'
+                    f'malformed prompt variable reference at "{text[open_ : open_ + 16]}…" in section '
+                    f'"{section.name}" (references are complete simple {{{{name}}}} groups)'
                 )
-            raise PromptError(f'toolOrder lists "{name}" more than once')
-        seen.add(name)
-    if TOOL_ORDER_REST not in seen:
-        raise PromptError(
-            f'toolOrder must contain the "{TOOL_ORDER_REST}" rest entry (where unlisted tools are inserted)'
-        )
-    return names
-
-
-def _merged(layers: list[_Layer], table: str) -> dict[str, Any]:
-    """Named entries across ``layers`` (farthest first): a nearer entry replaces a farther one's value
-    but keeps its position, so a shadow also inherits the shadowed entry's tie-break rank."""
-    merged: dict[str, Any] = {}
-    for layer in layers:
-        merged.update(getattr(layer, table))
-    return merged
-
-
-def _resolve_text(entry: _SectionEntry, context: PromptContext) -> str:
-    text = entry.text(context) if callable(entry.text) else entry.text
-    if not isinstance(text, str):
-        raise TypeError(
-            f'prompt section "{entry.name}" text provider returned {type(text).__name__}, expected str'
-        )
-    return text
-
-
-def _resolve_variable(name: str, value: VariableValue, context: PromptContext) -> str | None:
-    resolved = value(context) if callable(value) else value
-    if resolved is not None and not isinstance(resolved, str):
-        raise TypeError(
-            f'prompt variable "{name}" provider returned {type(resolved).__name__}, expected str or None'
-        )
-    return resolved
-
-
-def _collect_tools(
-    providers: list[_ProviderEntry], key: Hashable | None
-) -> tuple[list[ToolSchema], set[str]]:
-    """Every provider's schemas (fresh copies, projected to name/description/parameters) and the
-    union of their known names."""
-    tools: list[ToolSchema] = []
-    known: set[str] = set()
-    seen: set[str] = set()
-    for entry in providers:
-        contribution = entry.provider(key)
-        if not isinstance(contribution, ToolContribution):
-            raise TypeError(
-                f"a tool provider must return a ToolContribution, got {type(contribution).__name__}"
-            )
-        names: list[str] = []
-        for schema in contribution.schemas:
-            name = schema["name"]
-            if not isinstance(name, str):
-                raise TypeError(f"a tool provider returned a schema whose name is not a string: {name!r}")
-            if name == TOOL_ORDER_REST:
+            parts.append(text[last : open_ + 2])
+            last = open_ + 2
+        else:
+            name = group.group(1)
+            if VARIABLE_NAME.fullmatch(name) is None:
                 raise PromptError(
-                    f'tool provider returned reserved tool name "{TOOL_ORDER_REST}" '
-                    "(reserved for toolOrder's rest entry)"
+                    f'malformed prompt variable reference "{{{{{name}}}}}" in section "{section.name}" '
+                    "(variable names match [a-z][a-z0-9_]*)"
                 )
-            if name in seen:
+            if name not in variables:
+                registered = ", ".join(variables) or "(none)"
                 raise PromptError(
-                    f'tool "{name}" is contributed more than once to this assembly: model-facing tool '
-                    "names must be unique (two tool providers, or one provider twice, returned it)"
+                    f'unknown prompt variable "{{{{{name}}}}}" in section "{section.name}"; '
+                    f"registered variables: {registered}"
                 )
-            seen.add(name)
-            names.append(name)
-            tools.append(
-                {
-                    "name": name,
-                    "description": schema["description"],
-                    "parameters": copy.deepcopy(schema["parameters"]),
-                }
-            )
-        known.update(names if contribution.known_names is None else contribution.known_names)
-    return tools, known
-
-
-def _order_tools(
-    tools: list[ToolSchema], tool_order: tuple[str, ...] | None, known: set[str]
-) -> list[ToolSchema]:
-    if tool_order is None:
-        return sorted(tools, key=lambda tool: _code_units(tool["name"]))
-    unknown = [name for name in tool_order if name != TOOL_ORDER_REST and name not in known]
-    if unknown:
-        noun = "tool" if len(unknown) == 1 else "tools"
-        quoted = ", ".join(f'"{name}"' for name in unknown)
-        listing = ", ".join(sorted(known, key=_code_units)) or "(none)"
-        raise PromptError(f"toolOrder lists unregistered {noun} {quoted}; known tools: {listing}")
-    by_name = {tool["name"]: tool for tool in tools}
-    listed = set(tool_order)
-    ordered: list[ToolSchema] = []
-    for name in tool_order:
-        if name == TOOL_ORDER_REST:
-            rest = [tool for tool in tools if tool["name"] not in listed]
-            ordered.extend(sorted(rest, key=lambda tool: _code_units(tool["name"])))
-        elif name in by_name:  # known but hidden from this scope: a normal absence
-            ordered.append(by_name[name])
-    return ordered
-
-
-async def _waterfall(
-    listeners: tuple[AssembleListener, ...], index: int, assembly: Assembly, context: PromptContext
-) -> Assembly:
-    if index == len(listeners):
-        return assembly
-    listener = listeners[index]
-
-    async def next_(replacement: Assembly | None = None) -> Assembly:
-        if replacement is not None and not isinstance(replacement, Assembly):
-            raise TypeError(f"next() takes an Assembly, got {type(replacement).__name__}")
-        return await _waterfall(
-            listeners, index + 1, assembly if replacement is None else replacement, context
-        )
-
-    outcome = listener(assembly, context, next_)
-    if inspect.isawaitable(outcome):
-        outcome = await outcome
-    return outcome
+            value = variables[name]
+            if value is None:
+                raise PromptError(
+                    f'prompt variable "{{{{{name}}}}}" has no value for this assembly '
+                    f'(section "{section.name}")'
+                )
+            parts.append(text[last:open_])
+            parts.append(value)
+            last = group.end()
+        open_ = text.find("{{", last)
+    parts.append(text[last:])
+    return "".join(parts)

@@ -1,48 +1,5 @@
-"""System-prompt assembly: ordered sections, the model-facing tool list, and template variables.
-
-Everything the model is told before a step comes from one :class:`SystemPrompt`::
-
-    prompt = SystemPrompt(chain=runtime_chain(runtime))
-    connect_runtime(prompt, runtime)                       # the runtime's tools, per scope
-    prompt.section("persona", 0, "You are a careful engineer working in {{cwd}}.")
-    prompt.section("tool:bash", 100, bash_guidance)        # tool guidance lives in 100-199
-    prompt.variable("cwd", lambda context: os.getcwd())
-
-    assembly = await prompt.assemble(agent)                # or assemble() for the global view
-    request = ModelRequest(system=assembly.render(), messages=..., tools=assembly.tools)
-
-**Sections** are sorted by ``order`` (ties keep registration order) and their text is resolved at
-every assembly when it is a callable. A section whose text resolves to ``""`` stays in
-:attr:`Assembly.sections` but :meth:`Assembly.render` drops it. Convention: ``-100`` identity,
-``0`` persona, ``100``-``199`` tool guidance (Code Mode uses ``99`` and ``150``).
-
-**Scopes.** A section, variable, tool provider or assemble listener can be registered for a scope
-key (an agent, or a preset scope agents are parented to). It applies to assemblies for that key and
-for every key whose *chain* reaches it; a scoped section or variable shadows the same-named global
-(or farther ancestor's) one. The chain comes from the ``chain`` constructor argument — use
-:func:`runtime_chain` so the prompt and a :class:`~toolrt.ToolRuntime` agree on parentage.
-
-**Tools** are the union of every provider's schemas (a name contributed twice fails the assembly),
-sorted by name in UTF-16 code-unit order — the order a JavaScript host produces — or placed by
-``tool_order``: a list of names holding exactly one :data:`TOOL_ORDER_REST` entry, where every
-unlisted tool lands, sorted. A listed name must be *known* to some provider (known names include
-tools that exist but are hidden from this scope, so one ``tool_order`` serves every agent); a
-known but invisible name is skipped, an unknown one fails every assembly.
-
-**The assemble waterfall** (``system-prompt/assemble`` upstream): listeners registered with
-:meth:`SystemPrompt.on_assemble` see the built :class:`Assembly` and return the one that is used.
-Their result is authoritative — nothing re-sorts, re-adds or restores what a listener removed or
-replaced — with one deliberate exception: a ``complete=True`` section (a deployment that owns the
-whole prompt) is restored afterwards as the only section.
-
-**Prefix-cache stability.** Unchanged registrations produce a byte-identical :meth:`Assembly.render`
-and an identical ``tools`` list (same order, same key order) on every assembly, so a provider's
-prompt cache keeps hitting.
-
-Errors about the prompt's own configuration raise :class:`PromptError` (a ``ValueError``); an
-exception raised by a tool provider, a lazy text, a variable or a listener propagates unchanged
-out of :meth:`SystemPrompt.assemble`, so every assembly fails loudly.
-"""
+"""``SystemPrompt``: the registry every system prompt is assembled from (the rules are in the
+:mod:`toolrt._prompt` package docstring)."""
 
 from __future__ import annotations
 
@@ -55,62 +12,36 @@ from typing import TYPE_CHECKING, Any, Literal
 from toolrt._errors import PromptError
 from toolrt._events import Disposer, ListenerOwner
 from toolrt._prompt.assembly import (
-    _collect_tools,
-    _duplicate,
-    _merged,
-    _order_tools,
-    _resolve_text,
-    _resolve_variable,
-    _validate_tool_order,
-    _waterfall,
-)
-from toolrt._prompt.sections import (
-    _VARIABLE_NAME,
-    TOOL_ORDER_REST,
+    VARIABLE_NAME,
     AssembleListener,
-    AssembleNext,
     Assembly,
-    CodeModeContribution,
     PromptContext,
     Section,
     SectionText,
-    ToolContribution,
     ToolProvider,
     VariableValue,
-    _Layer,
-    _ListenerEntry,
-    _own_chain,
-    _ProviderEntry,
-    _SectionEntry,
-    _VariableEntry,
+)
+from toolrt._prompt.layers import ListenerEntry, PromptLayer, ProviderEntry, SectionEntry, VariableEntry
+from toolrt._prompt.steps import (
+    collect_tools,
+    duplicate_message,
+    merged,
+    order_tools,
+    resolve_text,
+    resolve_variable,
+    run_waterfall,
+    validate_tool_order,
 )
 from toolrt._registry import ScopedLayers
-from toolrt._tool_runtime import _key_of
+from toolrt._tool_runtime import scope_key
 
 if TYPE_CHECKING:
     from toolrt._abort import AbortSignal
-    from toolrt._tool_runtime import ToolRuntime
 
-__all__ = [
-    "TOOL_ORDER_REST",
-    "AssembleListener",
-    "AssembleNext",
-    "Assembly",
-    "CodeModeContribution",
-    "PromptContext",
-    "PromptError",
-    "Section",
-    "SectionText",
-    "SystemPrompt",
-    "ToolContribution",
-    "ToolProvider",
-    "VariableValue",
-    "connect_runtime",
-    "runtime_chain",
-]
+__all__ = ["SystemPrompt"]
 
 
-class SystemPrompt(ScopedLayers[_Layer]):
+class SystemPrompt:
     """The registry every system prompt is assembled from.
 
     ``tool_order``: the model-facing tool order (upstream config ``toolOrder``) — tool names with
@@ -119,7 +50,8 @@ class SystemPrompt(ScopedLayers[_Layer]):
 
     ``chain``: ``chain(key)`` returns the scope chain of ``key``, nearest first and starting with
     ``key`` itself (``()`` for ``None``). Default: no parentage, just the key. Pass
-    :func:`runtime_chain` ``(runtime)`` to share a :class:`~toolrt.ToolRuntime`'s scopes.
+    :func:`~toolrt._prompt.connection.runtime_chain` ``(runtime)`` to share a
+    :class:`~toolrt.ToolRuntime`'s scopes.
 
     Every registration returns a :class:`~toolrt.Disposer`; pass ``owner=`` (a runtime or a
     :class:`~toolrt.Scope`) to have it undone when that owner closes.
@@ -131,10 +63,10 @@ class SystemPrompt(ScopedLayers[_Layer]):
         *,
         chain: Callable[[Hashable | None], Sequence[Hashable]] | None = None,
     ) -> None:
-        super().__init__(_Layer)
-        self._tool_order = None if tool_order is None else _validate_tool_order(tool_order)
+        self._layers = ScopedLayers(PromptLayer)
+        self._tool_order = None if tool_order is None else validate_tool_order(tool_order)
         self._chain = chain if chain is not None else _own_chain
-        self._listeners: tuple[_ListenerEntry, ...] = ()
+        self._listeners: tuple[ListenerEntry, ...] = ()
 
     @property
     def tool_order(self) -> tuple[str, ...] | None:
@@ -169,7 +101,7 @@ class SystemPrompt(ScopedLayers[_Layer]):
             raise TypeError(f'prompt section "{name}" text must be a string or a callable(context) -> str')
         if not isinstance(complete, bool):
             raise TypeError(f'prompt section "{name}" complete must be a bool')
-        entry = _SectionEntry(name, order, text, complete)
+        entry = SectionEntry(name, order, text, complete)
         return self._add_named("sections", name, entry, scope, owner, kind="section", what="override")
 
     def variable(
@@ -183,18 +115,18 @@ class SystemPrompt(ScopedLayers[_Layer]):
         """Contribute ``{{name}}`` for section texts: a string, ``None`` (registered, no value —
         rendering a reference to it raises), or ``value(context) -> str | None`` called at each
         assembly. Names match ``[a-z][a-z0-9_]*``; a scoped variable shadows a global one."""
-        if not isinstance(name, str) or _VARIABLE_NAME.fullmatch(name) is None:
+        if not isinstance(name, str) or VARIABLE_NAME.fullmatch(name) is None:
             raise ValueError(f'invalid prompt variable name "{name}" (must match [a-z][a-z0-9_]*)')
         if not (value is None or isinstance(value, str) or callable(value)):
             raise TypeError(f'prompt variable "{name}" must be a string, None, or a callable(context)')
-        entry = _VariableEntry(value)
+        entry = VariableEntry(value)
         return self._add_named("variables", name, entry, scope, owner, kind="variable", what="value")
 
     def _add_named(
         self,
         table: Literal["sections", "variables"],
         name: str,
-        entry: _SectionEntry | _VariableEntry,
+        entry: SectionEntry | VariableEntry,
         scope: Hashable | None,
         owner: ListenerOwner | None,
         *,
@@ -203,15 +135,15 @@ class SystemPrompt(ScopedLayers[_Layer]):
     ) -> Disposer:
         """Put ``entry`` under ``name`` in ``table`` of ``scope``'s layer (a name taken in that layer
         raises); the disposer removes it again."""
-        key = _key_of(scope)
-        entries: dict[str, Any] = getattr(self._layer_for_write(key), table)
+        key = scope_key(scope)
+        entries: dict[str, Any] = getattr(self._layers.layer_for_write(key), table)
         if name in entries:
-            self._reclaim(key)
-            raise ValueError(_duplicate(kind, name, key, what))
+            self._layers.reclaim(key)
+            raise ValueError(duplicate_message(kind, name, key, what))
         entries[name] = entry
 
         def remove() -> None:
-            self._remove_named(table, key, name, entry)
+            self._layers.remove_named(table, key, name, entry)
 
         return Disposer(remove, owner)
 
@@ -227,16 +159,16 @@ class SystemPrompt(ScopedLayers[_Layer]):
         the provider is consulted only for that scope's assemblies (and its descendants')."""
         if not callable(provider):
             raise TypeError("tools() takes a callable provider(scope) -> ToolContribution")
-        key = _key_of(scope)
-        layer = self._layer_for_write(key)
-        entry = _ProviderEntry(provider)
+        key = scope_key(scope)
+        layer = self._layers.layer_for_write(key)
+        entry = ProviderEntry(provider)
         layer.providers.append(entry)
 
         def remove() -> None:
-            current = self._layer(key)
+            current = self._layers.layer(key)
             if current is not None and entry in current.providers:
                 current.providers.remove(entry)
-                self._reclaim(key)
+                self._layers.reclaim(key)
 
         return Disposer(remove, owner)
 
@@ -255,7 +187,7 @@ class SystemPrompt(ScopedLayers[_Layer]):
         that scope's assemblies (and its descendants'). The list is snapshotted per assembly."""
         if not callable(listener):
             raise TypeError("on_assemble() takes a callable listener(assembly, context, next)")
-        entry = _ListenerEntry(listener, _key_of(scope))
+        entry = ListenerEntry(listener, scope_key(scope))
         self._listeners = (entry, *self._listeners) if prepend else (*self._listeners, entry)
 
         def remove() -> None:
@@ -273,34 +205,34 @@ class SystemPrompt(ScopedLayers[_Layer]):
         contributed twice (or named :data:`TOOL_ORDER_REST`), or two ``complete`` sections in effect;
         whatever a provider, lazy text, variable or listener raises propagates as is.
         """
-        key = _key_of(scope)
+        key = scope_key(scope)
         chain = self._chain_of(key)
         context = PromptContext(scope=key, chain=chain, signal=signal)
         # Farthest first, so the nearest layer has the last word on a name.
-        layers = [self._global, *self._layers_along(chain)]
+        layers = [self._layers.global_layer, *self._layers.layers_along(chain)]
 
         variables: dict[str, str | None] = {}
-        for name, variable in _merged(layers, "variables").items():
-            variables[name] = _resolve_variable(name, variable.value, context)
+        for name, variable in merged(layers, "variables").items():
+            variables[name] = resolve_variable(name, variable.value, context)
 
-        tools, known = _collect_tools([entry for layer in layers for entry in layer.providers], key)
+        tools, known = collect_tools([entry for layer in layers for entry in layer.providers], key)
 
-        entries = sorted(_merged(layers, "sections").values(), key=lambda entry: entry.order)
+        entries = sorted(merged(layers, "sections").values(), key=lambda entry: entry.order)
         completes = [entry.name for entry in entries if entry.complete]
         if len(completes) > 1:
             names = ", ".join(json.dumps(name, ensure_ascii=False) for name in completes)
             raise PromptError(f"multiple complete prompt sections are active: {names}")
-        sections = tuple(Section(entry.name, _resolve_text(entry, context)) for entry in entries)
+        sections = tuple(Section(entry.name, resolve_text(entry, context)) for entry in entries)
 
         assembly = Assembly(
             sections=sections,
-            tools=tuple(_order_tools(tools, self._tool_order, known)),
+            tools=tuple(order_tools(tools, self._tool_order, known)),
             variables=MappingProxyType(variables),
         )
         listeners = tuple(
             entry.listener for entry in self._listeners if entry.scope is None or entry.scope in chain
         )
-        result = await _waterfall(listeners, 0, assembly, context)
+        result = await run_waterfall(listeners, 0, assembly, context)
         if not isinstance(result, Assembly):
             raise TypeError(
                 f"a system-prompt assemble listener returned {type(result).__name__}, expected an Assembly "
@@ -322,56 +254,5 @@ class SystemPrompt(ScopedLayers[_Layer]):
         return chain
 
 
-def runtime_chain(runtime: ToolRuntime) -> Callable[[Hashable | None], Sequence[Hashable]]:
-    """The ``chain`` argument that makes a :class:`SystemPrompt` follow ``runtime``'s scope parents
-    (``runtime.scope(agent, parent=preset)``), so a section registered for ``preset`` reaches
-    ``agent``'s assemblies exactly as ``preset``'s tools and restrictions do."""
-    registry = runtime._registry
-    return lambda key: registry.chain(key)[0]
-
-
-def connect_runtime(
-    prompt: SystemPrompt,
-    runtime: ToolRuntime,
-    *,
-    code_mode: CodeModeContribution | None = None,
-) -> Disposer:
-    """Make ``runtime``'s tools the prompt's tools (upstream: the registry registers itself as a tool
-    provider at construction). Undone by the returned disposer or by ``runtime.close()``.
-
-    For a scope presented natively the contribution is ``runtime.schemas(scope)`` with the scope's
-    *known* names — its visible tools plus the ones restricted away and the reserved ones — so
-    ``tool_order`` may name a tool some agents cannot see, or a deferred tool not loaded yet.
-
-    Scopes presented as ``code`` or ``both`` get Code Mode's contribution (``[run_code]`` / every
-    tool plus ``run_code``, with matching known names) and its ``tools:code-only`` / ``tools:sdk``
-    sections (:mod:`toolrt.codemode._prompt_sections`); a custom ``code_mode`` contribution replaces both.
-    """
-
-    from toolrt.codemode._prompt_sections import code_mode_contribution, connect_code_mode
-
-    contribute_code = code_mode if code_mode is not None else code_mode_contribution(runtime)
-
-    def provider(scope: Hashable | None) -> ToolContribution:
-        mode = runtime.mode_for(scope)
-        if mode == "native":
-            return ToolContribution(
-                schemas=runtime.schemas(scope),
-                known_names=tuple(runtime._registry.view(scope).known),
-            )
-        # Code Mode: [run_code] under "code", every tool plus run_code under "both". It raises when
-        # no code runtime (or no SDK renderer for its language) is configured, and that error
-        # propagates out of assemble(): every assembly fails loudly.
-        contribution: ToolContribution = contribute_code(scope, mode)
-        return contribution
-
-    provider_disposer = prompt.tools(provider, owner=runtime)
-    if code_mode is not None:
-        return provider_disposer  # a custom contribution owns Code Mode's prompt entirely
-    sections_disposer = connect_code_mode(prompt, runtime)
-
-    def dispose() -> None:
-        sections_disposer()
-        provider_disposer()
-
-    return Disposer(dispose, runtime)
+def _own_chain(key: Hashable | None) -> Sequence[Hashable]:
+    return () if key is None else (key,)

@@ -18,7 +18,7 @@ from toolrt._tool_runtime import ToolRuntime
 from toolrt.codemode._run_output import render_run_code_output
 from toolrt.loop._agent import Agent
 from toolrt.loop._messages import AssistantMessage, ModelRequest, ToolCall, ToolResultMessage
-from toolrt.loop._models import ScriptedModel
+from toolrt.loop._scripted_model import ScriptedModel
 from toolrt.sandbox import PythonSandboxRuntime
 from toolrt.tools import file_tools
 

@@ -4,8 +4,10 @@ Under ``code`` a scope contributes exactly ``[run_code]`` to the tool schemas; u
 visible tool plus ``run_code``. Two sections join the prompt: ``tools:code-only`` (order 99, ahead of
 per-tool guidance, so the model reads which tools it may call before what each is for — empty under
 ``both``) and ``tools:sdk`` (order 150: the typed SDK of every tool the scope can see, in the code
-runtime's language; byte-identical for an unchanged tool set). They exist globally when the runtime's
-default mode is not native, and for every scope that presents ``code``/``both`` itself.
+runtime's language; byte-identical for an unchanged tool set). The prompt registers them globally
+when the runtime's default mode is not native, and for every scope that presents ``code``/``both``
+itself: :data:`CODE_MODE_PROMPT` is Code Mode's side of the prompt's
+:class:`~toolrt._prompt.presentation.PresentationPrompt` seam, plugged in by ``toolrt/__init__.py``.
 
 A non-native assembly with no code runtime, or with a runtime whose language has no renderer, fails
 loudly — every time.
@@ -13,24 +15,26 @@ loudly — every time.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Hashable, Sequence
+from typing import TYPE_CHECKING, Final
 
-from toolrt._events import Disposer
 from toolrt._json import thaw
-from toolrt._registry import RUN_CODE_NAME, PresentationMode, ToolsChange
+from toolrt._prompt import PresentationSection, PromptContext, ToolContribution
+from toolrt._registry import RUN_CODE_NAME, PresentationMode
+from toolrt.codemode._sdk_python import render_tools_sdk_py
+from toolrt.codemode._sdk_tool import SdkTool
+from toolrt.codemode._sdk_typescript import render_tools_sdk_ts
 from toolrt.codemode._transport import require_code_runtime
 
 if TYPE_CHECKING:
-    from toolrt._prompt.system_prompt import PromptContext, SystemPrompt, ToolContribution
     from toolrt._tool_runtime import ToolRuntime
 
 __all__ = [
+    "CODE_MODE_PROMPT",
     "CODE_ONLY_SECTION",
     "CODE_ONLY_TEXT",
     "SDK_SECTION",
-    "code_mode_contribution",
-    "connect_code_mode",
+    "CodeModePrompt",
     "render_sdk",
 ]
 
@@ -44,11 +48,11 @@ CODE_ONLY_TEXT = (
 )
 
 
-def code_mode_contribution(runtime: ToolRuntime) -> Any:
-    """The tool contribution of a ``code``/``both`` scope (plugs into ``connect_runtime``)."""
-    from toolrt._prompt.system_prompt import ToolContribution
+class CodeModePrompt:
+    """Code Mode's part of a runtime's system prompt: its tools and its two sections."""
 
-    def contribute(scope: Hashable | None, mode: PresentationMode) -> ToolContribution:
+    def tools(self, runtime: ToolRuntime, scope: Hashable | None, mode: PresentationMode) -> ToolContribution:
+        """``[run_code]`` under ``code``; every visible tool plus ``run_code`` under ``both``."""
         require_code_runtime(runtime, mode)
         schemas = runtime.schemas(scope)
         if mode == "code":
@@ -56,10 +60,27 @@ def code_mode_contribution(runtime: ToolRuntime) -> Any:
                 schemas=[schema for schema in schemas if schema["name"] == RUN_CODE_NAME],
                 known_names=(RUN_CODE_NAME,),
             )
-        known = tuple(runtime._registry.view(scope).known)
-        return ToolContribution(schemas=schemas, known_names=(*known, RUN_CODE_NAME))
+        return ToolContribution(
+            schemas=schemas, known_names=(*runtime.known_tool_names(scope), RUN_CODE_NAME)
+        )
 
-    return contribute
+    def sections(self, runtime: ToolRuntime) -> Sequence[PresentationSection]:
+        """``tools:code-only`` and ``tools:sdk``, their texts resolved for each assembly's scope."""
+
+        def code_only(context: PromptContext) -> str:
+            return CODE_ONLY_TEXT if runtime.mode_for(context.scope) == "code" else ""
+
+        def sdk(context: PromptContext) -> str:
+            return render_sdk(runtime, context.scope)
+
+        return (
+            PresentationSection(CODE_ONLY_SECTION, CODE_ONLY_ORDER, code_only),
+            PresentationSection(SDK_SECTION, SDK_ORDER, sdk),
+        )
+
+
+CODE_MODE_PROMPT: Final = CodeModePrompt()
+"""The instance ``toolrt/__init__.py`` plugs in with ``use_presentation_prompt``."""
 
 
 def render_sdk(runtime: ToolRuntime, scope: Hashable | None) -> str:
@@ -68,9 +89,6 @@ def render_sdk(runtime: ToolRuntime, scope: Hashable | None) -> str:
     if mode == "native":
         return ""
     code_runtime = require_code_runtime(runtime, mode)
-    from toolrt.codemode._sdk_python import SdkTool, render_tools_sdk_py
-    from toolrt.codemode._sdk_typescript import render_tools_sdk_ts
-
     tools = [
         SdkTool(
             name=name,
@@ -78,53 +96,9 @@ def render_sdk(runtime: ToolRuntime, scope: Hashable | None) -> str:
             parameters=thaw(definition.parameters),
             output=thaw(definition.output.schema),
         )
-        for name, definition in runtime._registry.view(scope).visible.items()
+        for name, definition in runtime.visible_tools(scope).items()
         if name != RUN_CODE_NAME
     ]
     if code_runtime.language == "python":
         return render_tools_sdk_py(tools)
     return render_tools_sdk_ts(tools)
-
-
-def connect_code_mode(prompt: SystemPrompt, runtime: ToolRuntime) -> Disposer:
-    """Register the Code Mode sections (globally and per presenting scope); undone by the disposer."""
-    disposers: list[Disposer] = []
-    scoped: dict[Hashable, list[Disposer]] = {}
-
-    def code_only(context: PromptContext) -> str:
-        return CODE_ONLY_TEXT if runtime.mode_for(context.scope) == "code" else ""
-
-    def sdk(context: PromptContext) -> str:
-        return render_sdk(runtime, context.scope)
-
-    def add_sections(scope: Hashable | None) -> list[Disposer]:
-        return [
-            prompt.section(CODE_ONLY_SECTION, CODE_ONLY_ORDER, code_only, scope=scope),
-            prompt.section(SDK_SECTION, SDK_ORDER, sdk, scope=scope),
-        ]
-
-    if runtime.mode != "native":
-        disposers.extend(add_sections(None))
-
-    def on_change(change: ToolsChange) -> None:
-        if change.kind == "present" and change.name in ("code", "both") and change.scope is not None:
-            scoped[change.scope] = add_sections(change.scope)
-        elif change.kind == "unpresent" and change.scope in scoped:
-            for dispose in scoped.pop(change.scope):
-                dispose()
-
-    disposers.append(runtime.on("tools/change", on_change))
-    # Scopes that already present a code mode when the prompt is connected.
-    for key, layer in list(runtime._registry._scoped.items()):
-        if layer.mode in ("code", "both"):
-            scoped[key] = add_sections(key)
-
-    def dispose_all() -> None:
-        for group in scoped.values():
-            for dispose in group:
-                dispose()
-        scoped.clear()
-        for dispose in reversed(disposers):
-            dispose()
-
-    return Disposer(dispose_all, runtime)

@@ -1,6 +1,6 @@
 """The Python flavor of the Code Mode SDK: the ``tools:sdk`` section under a Python code runtime.
 
-Port of upstream ``py-types.ts`` (``renderToolsSdkPy`` / ``jsonSchemaToPy``, spec §2.16). In Code
+Port of upstream ``py-types.ts`` (``renderToolsSdkPy`` / ``jsonSchemaToPy``, contract §2.16). In Code
 Mode the native tool schemas are not sent, so this text is the model's only source for each tool's
 argument names, required fields, types, descriptions and output shapes. Object schemas therefore
 render as named ``TypedDict`` classes (nested classes before their parents, each tool's ``Args``
@@ -48,7 +48,9 @@ from toolrt.codemode._py_names import (
     well_formed,
 )
 from toolrt.codemode._sdk_tool import SdkTool  # shared with the TypeScript renderer; re-exported here
-from toolrt.schema._subset import _read_array, _read_record, json_schema_violations
+from toolrt.schema._subset import json_schema_violations
+from toolrt.schema._subset import read_array as _read_array
+from toolrt.schema._subset import read_record as _read_record
 
 __all__ = ["SDK_INSTRUCTIONS_PY", "SdkTool", "json_schema_to_py", "render_tools_sdk_py"]
 

@@ -5,7 +5,7 @@ TypeScript code runtime gets: fixed usage instructions, then one fenced ``ts`` b
 ``tools`` object whose members are the registered tools. ``schemas()`` (native function calling) and
 this module are two projections of the same tool store; output is byte-identical to upstream.
 
-Rules a Python port has to emulate (upstream §2.16, §2.21):
+Rules a Python port has to emulate (contract §2.16, §2.21):
 
 * tools are sorted by UTF-16 code units (JavaScript ``a < b``), not by Python code points, which
   differ for astral characters; equal names are ordered by their rendered members, so the text is

@@ -7,30 +7,33 @@ prints and returns comes back to the model.
 
 The definition is one singleton per :class:`~toolrt.ToolRuntime`, rebuilt when the code runtime
 changes, because its description and ``code`` parameter are flavoured by the runtime's language
-(TypeScript when none is configured). Its name is reserved in every mode and every scope.
+(TypeScript when none is configured). Its name is reserved by the registry in every mode and every
+scope; :data:`CODE_MODE_TRANSPORT` is what the runtime asks to build it (the core's
+:class:`~toolrt._tool_runtime.CodePresentation` seam, plugged in by ``toolrt/__init__.py``).
 """
 
 from __future__ import annotations
 
 import contextvars
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from toolrt._errors import CodeRunFailedError
 from toolrt._execution import ToolRunContext
-from toolrt._registry import RUN_CODE_NAME, PresentationMode
+from toolrt._registry import RUN_CODE_NAME, PresentationMode, Transport
 from toolrt._tool_definition import ToolDefinition, ToolOutput
-from toolrt.codemode._code_runtime import NO_VALUE
+from toolrt.codemode._code_runtime import NO_VALUE, CodeRuntime
 from toolrt.codemode._run_output import code_run_failed_message, render_run_code_output
 
 if TYPE_CHECKING:
     from toolrt._tool_runtime import ToolRuntime
 
 __all__ = [
+    "CODE_MODE_TRANSPORT",
     "KNOWN_LANGUAGES",
     "RUN_CODE_FLAVORS",
+    "CodeModeTransport",
     "CodeRunFailedError",
-    "install_transport",
     "require_code_runtime",
     "run_code_schema",
 ]
@@ -100,9 +103,9 @@ def run_code_schema(language: str | None) -> tuple[str, dict[str, Any]]:
     }
 
 
-def require_code_runtime(runtime: ToolRuntime, mode: PresentationMode) -> Any:
+def require_code_runtime(runtime: ToolRuntime, mode: PresentationMode) -> CodeRuntime:
     """The configured code runtime, or the loud assembly error upstream P6 specifies."""
-    code_runtime = runtime.code_runtime
+    code_runtime = cast("CodeRuntime | None", runtime.code_runtime)
     if code_runtime is None:
         raise RuntimeError(
             f'toolrt: mode "{mode}" requires a code runtime — pass one as ToolRuntime(code_runtime=...) '
@@ -116,21 +119,25 @@ def require_code_runtime(runtime: ToolRuntime, mode: PresentationMode) -> Any:
     return code_runtime
 
 
-def install_transport(runtime: ToolRuntime) -> None:
-    """(Re)build the runtime's ``run_code`` singleton for its current code runtime's language."""
-    code_runtime = runtime.code_runtime
-    language = code_runtime.language if code_runtime is not None else None
-    try:
-        description, parameters = run_code_schema(language)
-        flavor_error = None
-    except ValueError as error:
-        # Fail loud where the schema is read (assembly, schemas()), not at configuration time.
-        description, parameters = run_code_schema(None)
-        flavor_error = str(error)
-    registry = runtime._registry
-    registry.transport = _transport_definition(runtime, description, parameters)
-    registry.transport_error = flavor_error
-    registry._bump()
+class CodeModeTransport:
+    """Code Mode's side of the core's :class:`~toolrt._tool_runtime.CodePresentation` seam."""
+
+    def transport(self, runtime: ToolRuntime) -> Transport:
+        """The ``run_code`` singleton for ``runtime``'s current code runtime's language."""
+        code_runtime = cast("CodeRuntime | None", runtime.code_runtime)
+        language = code_runtime.language if code_runtime is not None else None
+        try:
+            description, parameters = run_code_schema(language)
+            flavor_error = None
+        except ValueError as error:
+            # Fail loud where the schema is read (assembly, schemas()), not at configuration time.
+            description, parameters = run_code_schema(None)
+            flavor_error = str(error)
+        return Transport(_transport_definition(runtime, description, parameters), flavor_error)
+
+
+CODE_MODE_TRANSPORT: Final = CodeModeTransport()
+"""The instance ``toolrt/__init__.py`` plugs in with ``use_code_presentation``."""
 
 
 def _transport_definition(
@@ -143,7 +150,7 @@ def _transport_definition(
 
         if not args["description"].strip():
             raise ValueError("invalid description: expected a non-empty string")
-        # Upstream names the deployment's default mode here, not the agent's (spec §4.1 item 8).
+        # Upstream names the deployment's default mode here, not the agent's (contract U8).
         code_runtime = require_code_runtime(runtime, runtime.mode)
         outcome = await run_program(runtime, code_runtime, args["code"], ctx)
         _RUN_META.set(dict(outcome.meta) if outcome.meta else None)

@@ -13,6 +13,8 @@ holds a call without its result. The session log is the source of truth: the con
 derived from it, and a reopened log resumes it.
 """
 
+from toolrt._errors import InvalidEventError, ScriptExhaustedError, SessionLogError
+from toolrt._prompt import Section, SystemPrompt, connect_runtime, runtime_chain
 from toolrt.loop._agent import Agent, TurnResult
 from toolrt.loop._anthropic_format import (
     RAW_ARGUMENTS_KEY,
@@ -20,21 +22,23 @@ from toolrt.loop._anthropic_format import (
     to_anthropic_messages,
     to_anthropic_tools,
 )
+from toolrt.loop._chat_model import ChatModel, ModelResponse, TextDelta
 from toolrt.loop._derive import INCOMPLETE_CALL_TEXT, derive_messages
-from toolrt.loop._event_constructors import (
-    approval_asked_event,
-    approval_decided_event,
-    code_dispatch_event,
-    code_dispatch_start_event,
-    context_added_event,
-    model_assistant_event,
-    model_user_event,
-    tool_call_event,
-    tool_result_event,
-    turn_end_event,
-    turn_start_event,
+from toolrt.loop._messages import (
+    AssistantMessage,
+    Message,
+    ModelRequest,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
 )
-from toolrt.loop._event_records import (
+from toolrt.loop._openai_format import from_openai_message, reasoning_of, to_openai_messages, to_openai_tools
+from toolrt.loop._openai_model import OpenAIChatModel
+from toolrt.loop._replay import ReplayItem, render_call_card, render_result_card, replay
+from toolrt.loop._scripted_model import ScriptedModel, ScriptStep
+from toolrt.loop._session_events import (
     APPROVAL_ASKED,
     APPROVAL_DECIDED,
     CODE_DISPATCH,
@@ -47,25 +51,20 @@ from toolrt.loop._event_records import (
     TURN_END,
     TURN_START,
     Event,
-    InvalidEventError,
     NewEvent,
-    SessionLogError,
+    TurnEndReason,
+    approval_asked_event,
+    approval_decided_event,
+    code_dispatch_event,
+    code_dispatch_start_event,
+    context_added_event,
+    model_assistant_event,
+    model_user_event,
+    tool_call_event,
+    tool_result_event,
+    turn_end_event,
+    turn_start_event,
 )
-from toolrt.loop._event_schema import TurnEndReason
-from toolrt.loop._messages import (
-    AssistantMessage,
-    Message,
-    ModelRequest,
-    SystemMessage,
-    ToolCall,
-    ToolResultMessage,
-    Usage,
-    UserMessage,
-)
-from toolrt.loop._chat_model import ChatModel, ModelResponse, TextDelta
-from toolrt.loop._models import OpenAIChatModel, ScriptedModel, ScriptExhaustedError, ScriptStep
-from toolrt.loop._openai_format import from_openai_message, reasoning_of, to_openai_messages, to_openai_tools
-from toolrt.loop._replay import ReplayItem, render_call_card, render_result_card, replay
 from toolrt.loop._session_log import Durability, ReadResult, SessionLog, SessionLogCorruptError, TornLine
 from toolrt.loop._turns import ConversationError
 
@@ -100,10 +99,12 @@ __all__ = [
     "ScriptExhaustedError",
     "ScriptStep",
     "ScriptedModel",
+    "Section",
     "SessionLog",
     "SessionLogCorruptError",
     "SessionLogError",
     "SystemMessage",
+    "SystemPrompt",
     "TextDelta",
     "ToolCall",
     "ToolResultMessage",
@@ -116,6 +117,7 @@ __all__ = [
     "approval_decided_event",
     "code_dispatch_event",
     "code_dispatch_start_event",
+    "connect_runtime",
     "context_added_event",
     "derive_messages",
     "from_anthropic_message",
@@ -126,6 +128,7 @@ __all__ = [
     "render_call_card",
     "render_result_card",
     "replay",
+    "runtime_chain",
     "to_anthropic_messages",
     "to_anthropic_tools",
     "to_openai_messages",

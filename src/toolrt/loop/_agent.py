@@ -32,17 +32,7 @@ from toolrt._content import ContentBlock
 from toolrt._errors import AbortError
 from toolrt._events import Disposer
 from toolrt._json import is_lossless_json, thaw
-from toolrt.loop._event_constructors import (
-    context_added_event,
-    model_assistant_event,
-    model_user_event,
-    tool_call_event,
-    tool_result_event,
-    turn_end_event,
-    turn_start_event,
-)
-from toolrt.loop._event_records import Event
-from toolrt.loop._event_schema import TurnEndReason
+from toolrt.loop._chat_model import ChatModel, TextDelta
 from toolrt.loop._messages import (
     AssistantMessage,
     Message,
@@ -51,8 +41,18 @@ from toolrt.loop._messages import (
     ToolResultMessage,
     UserMessage,
 )
-from toolrt.loop._chat_model import ChatModel, TextDelta
 from toolrt.loop._scheduler import CommittedCall, run_tool_calls
+from toolrt.loop._session_events import (
+    Event,
+    TurnEndReason,
+    context_added_event,
+    model_assistant_event,
+    model_user_event,
+    tool_call_event,
+    tool_result_event,
+    turn_end_event,
+    turn_start_event,
+)
 from toolrt.loop._session_log import SessionLog
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ class Agent:
         max_steps: int = 25,
         max_parallel_tool_calls: int = 10,
     ) -> None:
-        from toolrt._prompt.system_prompt import SystemPrompt, connect_runtime, runtime_chain
+        from toolrt._prompt import SystemPrompt, connect_runtime, runtime_chain
 
         if not isinstance(max_steps, int) or max_steps < 1:
             raise ValueError("max_steps must be a positive integer")

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from toolrt._errors import InvalidEventError
 from toolrt._json import text_block_content
-from toolrt.loop._event_records import (
+from toolrt.loop._messages import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
+from toolrt.loop._session_events import (
     CONTEXT_ADDED,
     MODEL_ASSISTANT,
     MODEL_USER,
     TOOL_RESULT,
     Event,
-    InvalidEventError,
+    check_event_data,
 )
-from toolrt.loop._event_schema import check_event_data
-from toolrt.loop._messages import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
 
 __all__ = ["INCOMPLETE_CALL_TEXT", "derive_messages"]
 

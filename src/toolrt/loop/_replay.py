@@ -1,7 +1,7 @@
 """Replaying a session log for UIs: tool cards and a timeline of what happened.
 
 A tool renders its own calls through ``present_call(args)`` and ``present_result(args, {content,
-is_error, meta?})`` (see :mod:`toolrt._cards`). Presenters are pure, so a UI gets the same
+is_error, meta?})`` (see :mod:`toolrt.cards._views`). Presenters are pure, so a UI gets the same
 cards live and when replaying a log written long ago — provided the tool is still registered.
 Everything here degrades to the generic card instead of failing: an unknown tool, a tool without a
 presenter, a presenter that returns ``None``, returns something that is not a JSON card, or raises
@@ -27,12 +27,24 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol, TypeAlias, cast
 
-from toolrt._cards import ToolCallView, ToolResultView
 from toolrt._json import NotLosslessJsonError, snapshot_json
 from toolrt._tool_definition import PresentedResult, ToolDefinition
-from toolrt.loop import _event_records as event_records
-from toolrt.loop._event_records import Event
+from toolrt.cards._views import ToolCallView, ToolResultView
 from toolrt.loop._messages import AssistantMessage, ToolCall, UserMessage
+from toolrt.loop._session_events import (
+    APPROVAL_ASKED,
+    APPROVAL_DECIDED,
+    CODE_DISPATCH,
+    CODE_DISPATCH_START,
+    CONTEXT_ADDED,
+    MODEL_ASSISTANT,
+    MODEL_USER,
+    TOOL_CALL,
+    TOOL_RESULT,
+    TURN_END,
+    TURN_START,
+    Event,
+)
 
 __all__ = [
     "ApprovalItem",
@@ -49,8 +61,8 @@ __all__ = [
 
 _logger = logging.getLogger(__name__)
 
-_CALL_TYPES = (event_records.TOOL_CALL, event_records.CODE_DISPATCH_START, event_records.CODE_DISPATCH)
-_RESULT_TYPES = (event_records.TOOL_RESULT, event_records.CODE_DISPATCH)
+_CALL_TYPES = (TOOL_CALL, CODE_DISPATCH_START, CODE_DISPATCH)
+_RESULT_TYPES = (TOOL_RESULT, CODE_DISPATCH)
 
 
 class ToolLookup(Protocol):
@@ -70,7 +82,7 @@ def call_arguments(event: Event) -> Any:
     """
     _expect(event, _CALL_TYPES, "render_call_card")
     data = event.data
-    if event.type == event_records.TOOL_CALL:
+    if event.type == TOOL_CALL:
         parsed = data.get("parsed_arguments")
         return data.get("arguments") if parsed is None else parsed
     return data.get("arguments")
@@ -240,10 +252,10 @@ def replay(events: Iterable[Event], runtime: ToolLookup | None = None) -> list[R
     for event in events:
         kind = event.type
         data = event.data
-        if kind == event_records.MODEL_USER:
+        if kind == MODEL_USER:
             user = UserMessage(data.get("content", ()), data.get("id"), data.get("source"))
             items.append(MessageItem("user", event, user))
-        elif kind == event_records.MODEL_ASSISTANT:
+        elif kind == MODEL_ASSISTANT:
             calls = tuple(
                 ToolCall(str(call.get("id")), str(call.get("name")), str(call.get("arguments")))
                 for call in data.get("tool_calls", ())
@@ -252,16 +264,16 @@ def replay(events: Iterable[Event], runtime: ToolLookup | None = None) -> list[R
                 str(data.get("text", "")), calls, data.get("reasoning"), data.get("stop_reason")
             )
             items.append(MessageItem("assistant", event, assistant))
-        elif kind == event_records.CONTEXT_ADDED:
+        elif kind == CONTEXT_ADDED:
             context = UserMessage(data.get("content", ()), data.get("id"), data.get("source"))
             items.append(MessageItem("context", event, context, str(data.get("call_id"))))
-        elif kind == event_records.TOOL_CALL:
+        elif kind == TOOL_CALL:
             call_id = str(data.get("call_id"))
             agents[call_id] = data.get("agent")
             tools[call_id] = len(items)
             card = render_call_card(event, runtime)
             items.append(ToolItem("tool", call_id, str(data.get("name")), event, card))
-        elif kind == event_records.TOOL_RESULT:
+        elif kind == TOOL_RESULT:
             call_id = str(data.get("call_id"))
             _settle(
                 items,
@@ -273,7 +285,7 @@ def replay(events: Iterable[Event], runtime: ToolLookup | None = None) -> list[R
                 parent=None,
                 agent=agents.get(call_id),
             )
-        elif kind == event_records.CODE_DISPATCH_START:
+        elif kind == CODE_DISPATCH_START:
             sub_id = str(data.get("sub_call_id"))
             parent = str(data.get("parent_call_id"))
             agent = _sub_agent(data, agents, parent)
@@ -282,12 +294,12 @@ def replay(events: Iterable[Event], runtime: ToolLookup | None = None) -> list[R
             items.append(
                 ToolItem("sub-call", sub_id, str(data.get("name")), event, card, parent_call_id=parent)
             )
-        elif kind == event_records.CODE_DISPATCH:
+        elif kind == CODE_DISPATCH:
             sub_id = str(data.get("sub_call_id"))
             parent = str(data.get("parent_call_id"))
             agent = _sub_agent(data, agents, parent)
             _settle(items, subs, event, runtime, call_id=sub_id, kind="sub-call", parent=parent, agent=agent)
-        elif kind == event_records.APPROVAL_ASKED:
+        elif kind == APPROVAL_ASKED:
             call_id = str(data.get("call_id"))
             approvals[call_id] = len(items)
             items.append(
@@ -295,7 +307,7 @@ def replay(events: Iterable[Event], runtime: ToolLookup | None = None) -> list[R
                     call_id, str(data.get("tool_name")), data.get("reason"), data.get("arguments"), event
                 )
             )
-        elif kind == event_records.APPROVAL_DECIDED:
+        elif kind == APPROVAL_DECIDED:
             call_id = str(data.get("call_id"))
             outcome = data.get("outcome")
             index = approvals.get(call_id)
@@ -306,9 +318,9 @@ def replay(events: Iterable[Event], runtime: ToolLookup | None = None) -> list[R
                 )
             else:
                 items[index] = replace(cast(ApprovalItem, items[index]), outcome=outcome, decided_event=event)
-        elif kind == event_records.TURN_START:
+        elif kind == TURN_START:
             items.append(TurnItem("turn-start", event))
-        elif kind == event_records.TURN_END:
+        elif kind == TURN_END:
             items.append(TurnItem("turn-end", event, data.get("reason")))
     return items
 

@@ -5,31 +5,31 @@ The contract (upstream L1–L5), and why:
 * **Parse.** Each call's raw JSON arguments are parsed; empty text means ``{}``. Malformed JSON is an
   ``INVALID_ARGS`` result the model can read — never a silent ``{}`` that runs the tool with
   arguments the model did not send.
-* **Group.** Calls are classified with :meth:`ToolRuntime.execution_mode` just before each starts.
-  Consecutive ``parallel`` calls share a rolling pool of ``max_parallel`` slots; an ``exclusive``
-  call is a barrier: the pool drains, it runs alone (through its commit), then the next group starts.
-* **Order.** ``tool/call`` is recorded before a call's policy runs; ``prepare`` (pre-execute,
-  approval, guards) runs in model order and never overlaps; only ``dispatch`` — the body — overlaps.
-  Results are committed (post-execute, ``tool/result``, contexts) in model order even when a later
-  call finishes first, because middleware and models read results by position.
+* **Group, order, abort.** The calls run on :class:`toolrt._ordered_executor.OrderedExecutor`, whose
+  docstring states (and argues) the contract: classified just before each starts; consecutive
+  ``parallel`` calls share a rolling pool of ``max_parallel`` slots; an ``exclusive`` call (and a call
+  whose arguments are not JSON) is a barrier; policy runs in model order and never overlaps; results
+  are committed in model order. ``tool/call`` is recorded before a call's policy runs
+  (``on_start``), ``tool/result`` after its commit.
 * **Abort.** When the step's signal fires, no new call starts; started calls drain (their bodies see
-  the signal) and commit; every unstarted call gets an ``ABORTED_BEFORE_DISPATCH`` result. Every call
-  ends with exactly one result, whatever happens — including cancellation of the awaiting task.
+  the signal) and commit; every unstarted call then gets its ``tool/call`` record and an
+  ``ABORTED_BEFORE_DISPATCH`` result, in model order. Every call ends with exactly one result,
+  whatever happens — including cancellation of the awaiting task.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolrt._abort import AbortSignal
 from toolrt._errors import ToolArgsError
-from toolrt._execution import ToolExecution, ToolExecutionInput
-from toolrt._results import ToolExecutionResult, ToolFailure, ToolSuccess
+from toolrt._execution import ToolExecutionInput
+from toolrt._ordered_executor import OrderedCall, OrderedExecutor
+from toolrt._results import ToolExecutionResult
 from toolrt.loop._messages import ToolCall
 
 if TYPE_CHECKING:
@@ -38,8 +38,6 @@ if TYPE_CHECKING:
 __all__ = ["CommittedCall", "parse_arguments", "run_tool_calls"]
 
 _INVALID_JSON = object()
-_YIELD_EVERY = 8
-"""Started dispatches between yields to the loop (a yield per start costs more than it overlaps)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,18 +60,17 @@ def parse_arguments(raw: str) -> tuple[Any, str | None]:
         return _INVALID_JSON, f"arguments are not valid JSON: {detail}"
 
 
-class _Slot:
-    __slots__ = ("arguments", "call", "early", "execution", "task")
+class _Slot(OrderedCall):
+    """A model call on the executor: the call as the model sent it, and its recorded arguments."""
 
-    def __init__(self, call: ToolCall, arguments: Any) -> None:
-        self.call = call
-        self.arguments = arguments
-        self.execution: ToolExecution | None = None
-        self.task: asyncio.Task[tuple[str, ToolExecutionResult]] | None = None
-        self.early: tuple[str, ToolExecutionResult] | None = None
+    __slots__ = ("arguments", "tool_call")
 
-    def ready(self) -> bool:
-        return self.task is None or self.task.done()
+    def __init__(
+        self, tool_call: ToolCall, arguments: Any, call: ToolExecutionInput, rejection: BaseException | None
+    ) -> None:
+        super().__init__(call, rejection)
+        self.tool_call = tool_call
+        self.arguments = arguments  # what tool/call records: None when the text is not JSON
 
 
 async def run_tool_calls(
@@ -93,10 +90,10 @@ async def run_tool_calls(
     """
     if not isinstance(max_parallel, int) or isinstance(max_parallel, bool) or max_parallel < 1:
         raise ValueError("max_parallel_tool_calls must be a positive integer")
-    return await _Batch(runtime, calls, signal, agent, max_parallel, on_call, on_result).run()
+    return await _Batch(runtime, calls, signal, agent, max_parallel, on_call, on_result).run_batch()
 
 
-class _Batch:
+class _Batch(OrderedExecutor[_Slot]):
     def __init__(  # noqa: PLR0917 - private; built in one place from run_tool_calls' arguments
         self,
         runtime: ToolRuntime,
@@ -107,188 +104,74 @@ class _Batch:
         on_call: Callable[[ToolCall, Any], None] | None,
         on_result: Callable[[CommittedCall], None] | None,
     ) -> None:
-        self.runtime = runtime
+        super().__init__(runtime.stages, signal=signal, max_parallel=max_parallel)
         self.stages = runtime.stages
-        self.calls = calls
         self.signal = signal
         self.agent = agent
-        self.max_parallel = max_parallel
         self.on_call = on_call
         self.on_result = on_result
-        self.pending: deque[_Slot] = deque()
-        self.in_flight = 0
         self.committed: list[CommittedCall] = []
-        self.wake: asyncio.Future[None] | None = None
-        self.next_index = 0
-        self.started = 0
-        self.parsed = [parse_arguments(call.arguments) for call in calls]
-        # One input per call, built once: classification and prepare see the same object.
-        self.inputs = [
-            self._input(call, call.arguments if problem is not None else arguments, signal)
-            for call, (arguments, problem) in zip(calls, self.parsed, strict=True)
-        ]
+        self.unstarted: list[_Slot] = []
+        for call in calls:
+            arguments, problem = parse_arguments(call.arguments)
+            if problem is not None:
+                # The raw text goes to the rejection (it is what the model sent); nothing is recorded.
+                slot_input = self._input(call, call.arguments, signal)
+                self.enqueue(_Slot(call, None, slot_input, ToolArgsError([problem])))
+            else:
+                self.enqueue(_Slot(call, arguments, self._input(call, arguments, signal), None))
 
     def _input(self, call: ToolCall, arguments: Any, signal: AbortSignal) -> ToolExecutionInput:
         return ToolExecutionInput(
             call_id=call.id, name=call.name, arguments=arguments, signal=signal, agent=self.agent
         )
 
-    async def run(self) -> list[CommittedCall]:
+    async def run_batch(self) -> list[CommittedCall]:
         try:
-            await self._drive()
+            await self.run()
         except asyncio.CancelledError:
-            self._abandon()
+            # The awaiting task was cancelled: end every call with a result before re-raising.
+            for slot, result in self.cancel_started():
+                self._record(CommittedCall(slot.tool_call, slot.arguments, result))
+            self.abandon_queued()
+            self._abort_unstarted()
             raise
         except BaseException:
             # A scheduler-internal failure: let started bodies finish, fabricate nothing, re-raise.
-            await self._settle_started()
+            await self.wait_started()
             raise
+        self._abort_unstarted()
         return self.committed
 
-    async def _drive(self) -> None:
-        calls = self.calls
-        while self.next_index < len(calls):
-            if self.signal.aborted:
-                break
-            call = calls[self.next_index]
-            arguments, _ = self.parsed[self.next_index]
-            exclusive = arguments is _INVALID_JSON or (
-                self.runtime.execution_mode(self.inputs[self.next_index]) == "exclusive"
-            )
-            if exclusive:
-                await self._drain()
-                if _fired(self.signal):
-                    break
-                await self._start(call)
-                await self._drain()
-                continue
-            while self.in_flight >= self.max_parallel:
-                await self._wait_for_settlement()
-            if _fired(self.signal):
-                break
-            await self._start(call)
-            await self._commit_ready()
-        await self._drain()
-        self._abort_unstarted()
+    def on_start(self, call: _Slot) -> None:
+        """Record ``tool/call`` (through ``on_call``) before the call's policy runs."""
+        if self.on_call is not None:
+            self.on_call(call.tool_call, call.arguments)
+
+    def on_commit(self, call: _Slot, result: ToolExecutionResult) -> None:
+        """Record the committed result (``on_result`` appends ``tool/result``)."""
+        self._record(CommittedCall(call.tool_call, call.arguments, result))
+
+    def on_abandon(self, call: _Slot) -> None:
+        """Keep the call for :meth:`_abort_unstarted`: its records come after every started call's."""
+        self.unstarted.append(call)
 
     def _abort_unstarted(self) -> None:
         """Whatever was never started still gets its one call record and one result."""
-        for index in range(self.next_index, len(self.calls)):
-            call = self.calls[index]
-            arguments, problem = self.parsed[index]
-            recorded = None if problem is not None else arguments
+        for slot in self.unstarted:
             if self.on_call is not None:
-                self.on_call(call, recorded)
+                self.on_call(slot.tool_call, slot.arguments)
             aborted = _aborted_signal(self.signal)
-            result = self.stages.reject(self._input(call, recorded, aborted), _aborted_before_dispatch())
-            self._record(CommittedCall(call, recorded, result))
-        self.next_index = len(self.calls)
-
-    async def _start(self, call: ToolCall) -> None:
-        index = self.next_index
-        arguments, problem = self.parsed[index]
-        self.next_index += 1
-        slot = _Slot(call, None if problem is not None else arguments)
-        self.pending.append(slot)
-        if self.on_call is not None:
-            self.on_call(call, slot.arguments)
-        stages = self.stages
-        if problem is not None:
-            slot.early = ("done", stages.reject(self.inputs[index], ToolArgsError([problem])))
-            return
-        # The pipeline's internal stages (tuples, no wrapper objects): this runs once per model call.
-        execution, early = stages._create(self.inputs[index])
-        slot.execution = execution
-        if early is not None:
-            slot.early = ("final-result", early)
-            return
-        kind: str = "dispatch"
-        if stages.needs_prepare(execution):
-            kind, result = await stages._prepare(execution)
-            if kind != "dispatch":
-                assert result is not None
-                slot.early = (kind, result)
-                return
-        task = asyncio.ensure_future(stages._dispatch(execution))
-        self.in_flight += 1
-        task.add_done_callback(self._settled)
-        slot.task = task
-        self.started += 1
-        if self.started % _YIELD_EVERY == 0 and self.next_index < len(self.calls):
-            # Let started bodies run up to their first await before preparing more siblings, so
-            # the overlap begins early instead of after every sibling is prepared.
-            await asyncio.sleep(0)
-
-    def _settled(self, task: asyncio.Task[tuple[str, ToolExecutionResult]]) -> None:
-        self.in_flight -= 1
-        if self.wake is not None and not self.wake.done():
-            self.wake.set_result(None)
-
-    async def _wait_for_settlement(self) -> None:
-        self.wake = asyncio.get_running_loop().create_future()
-        try:
-            await self.wake
-        finally:
-            self.wake = None
-        await self._commit_ready()
-
-    async def _commit_ready(self) -> None:
-        while self.pending and self.pending[0].ready():
-            await self._commit(self.pending.popleft())
-
-    async def _drain(self) -> None:
-        while self.pending:
-            head = self.pending[0]
-            if not head.ready():
-                assert head.task is not None
-                await asyncio.wait((head.task,))
-            await self._commit(self.pending.popleft())
-
-    async def _commit(self, slot: _Slot) -> None:
-        if slot.early is not None:
-            kind, result = slot.early
-        else:
-            assert slot.task is not None
-            kind, result = slot.task.result()
-        if kind != "done":
-            assert slot.execution is not None
-            committed = self.stages.commit(slot.execution, kind, result)
-            result = committed if isinstance(committed, ToolSuccess | ToolFailure) else await committed
-        self._record(CommittedCall(slot.call, slot.arguments, result))
+            result = self.stages.reject(
+                self._input(slot.tool_call, slot.arguments, aborted), _aborted_before_dispatch()
+            )
+            self._record(CommittedCall(slot.tool_call, slot.arguments, result))
+        self.unstarted.clear()
 
     def _record(self, committed: CommittedCall) -> None:
         self.committed.append(committed)
         if self.on_result is not None:
             self.on_result(committed)
-
-    async def _settle_started(self) -> None:
-        tasks = [slot.task for slot in self.pending if slot.task is not None and not slot.task.done()]
-        if tasks:
-            await asyncio.wait(tasks)
-
-    def _abandon(self) -> None:
-        """The awaiting task was cancelled: end every call with a result before re-raising."""
-        for slot in self.pending:
-            if slot.task is not None and not slot.task.done():
-                slot.task.cancel()
-            execution = slot.execution
-            if slot.early is not None and slot.early[0] == "done":
-                result = slot.early[1]
-            elif execution is None or execution.frozen:
-                continue
-            elif slot.early is not None:
-                # A policy outcome already decided (e.g. a denial) stays; post-execute cannot run now.
-                result = self.stages.finish(execution, slot.early[1])
-            else:
-                result = self.stages.finish_aborted(execution)
-            self._record(CommittedCall(slot.call, slot.arguments, result))
-        self.pending.clear()
-        self._abort_unstarted()
-
-
-def _fired(signal: AbortSignal) -> bool:
-    """Re-read ``signal.aborted`` after an ``await`` (type checkers narrow a plain re-read)."""
-    return signal.aborted
 
 
 def _aborted_signal(signal: AbortSignal) -> AbortSignal:

@@ -13,7 +13,7 @@ UTF-8 text, one event per line, every line terminated by ``\\n``, nothing else i
 
 * ``seq`` — the event's index in the file: ``0`` for the first line, then ``+1`` per line, no gaps.
   Reading checks it, so a file written by two writers at once is detected, not silently merged.
-* ``type`` — a non-empty string; the types listed in :mod:`toolrt.loop._event_schema` are *known*
+* ``type`` — a non-empty string; the types listed in :mod:`toolrt.loop._session_events` are *known*
   and their ``data`` is checked on append. Any other type (``"myapp/bookmark"``) may be appended
   and is carried along untouched.
 * ``time`` — Unix time in seconds (a float) when the event was appended.
@@ -49,12 +49,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
-from toolrt._errors import SessionLogCorruptError
+from toolrt._errors import InvalidEventError, SessionLogCorruptError, SessionLogError
 from toolrt._json import NotLosslessJsonError, snapshot_json
 from toolrt.loop._derive import derive_messages
-from toolrt.loop._event_records import Event, InvalidEventError, SessionLogError
-from toolrt.loop._event_schema import check_event_data
 from toolrt.loop._messages import Message
+from toolrt.loop._session_events import Event, check_event_data
 
 try:  # POSIX: one writer per file, enforced with an advisory lock.
     import fcntl

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
 from toolrt._approval_request import ApprovalOutcome, ApprovalRequest
-from toolrt._events import Disposer, EventBus, ListenerOwner, _Listener
+from toolrt._events import Disposer, EventBus, EventSink, Listener, ListenerOwner
 from toolrt._json import is_lossless_json, js_json_dumps, thaw
 
 if TYPE_CHECKING:
@@ -46,7 +46,6 @@ __all__ = [
 ]
 
 Answerer = Callable[[ApprovalRequest, Callable[[], Awaitable[ApprovalOutcome]]], Any]
-AuditSink = Callable[[str, Mapping[str, Any]], Any]
 _OUTCOMES = frozenset({"allowed-once", "rejected", "cancelled", "unavailable"})
 
 
@@ -68,13 +67,13 @@ def _sorted(value: Any) -> Any:
 class Approvals(ListenerOwner):
     """An :class:`toolrt.ApprovalService` built from a waterfall of answerers."""
 
-    def __init__(self, *, audit: AuditSink | None = None) -> None:
+    def __init__(self, *, audit: EventSink | None = None) -> None:
         super().__init__()
-        self._answerers: tuple[_Listener, ...] = ()
+        self._answerers: tuple[Listener, ...] = ()
         self._audit = audit
-        self._sessions: dict[Hashable, AuditSink] = {}
+        self._sessions: dict[Hashable, EventSink] = {}
 
-    def bind_session(self, agent: Hashable, sink: AuditSink) -> Disposer:
+    def bind_session(self, agent: Hashable, sink: EventSink) -> Disposer:
         """Route ``agent``'s audit events to ``sink`` (its session log) instead of the default sink.
 
         :class:`toolrt.loop.Agent` binds its session automatically.
@@ -91,7 +90,7 @@ class Approvals(ListenerOwner):
         """Add an answerer: ``answerer(request, next)`` returns an outcome or ``await next()``."""
         if not callable(answerer):
             raise TypeError("an approval answerer must be callable (request, next) -> outcome")
-        listener = _Listener(answerer, None)
+        listener = Listener(answerer, None)
         self._answerers = (listener, *self._answerers) if prepend else (*self._answerers, listener)
 
         def remove() -> None:

@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 from toolrt._content import ContentBlock, content_text
 from toolrt._decisions import UNSET, Accept, PostToolDecision
-from toolrt._tool_builder import define_tool
 from toolrt._events import Disposer
 from toolrt._execution import ToolExecution
 from toolrt._json import thaw
 from toolrt._results import ToolExecutionResult
+from toolrt._tool_builder import define_tool
 from toolrt._tool_definition import ToolDefinition
 
 if TYPE_CHECKING:

@@ -1,14 +1,21 @@
 """A Code Mode runtime for Python: each program runs in a fresh, kernel-confined child process.
 
-Host side: :mod:`.host` (the runtime), :mod:`.backends` (probe results, the backend ladder, the bwrap
-command line), :mod:`.seatbelt` (macOS: the ``sandbox-exec`` profile and its probe), :mod:`.limits`
-(limits, usage, what a killed child's exit means), :mod:`.child` (one child process: spawn, boot,
-reaping), :mod:`.child_channel` (its channel, pipes and boot/idle listeners), :mod:`.workdir` (work
-dir removal), :mod:`.run` (one run: program, binding calls, outcome), :mod:`.pool` (the warm pool) and
-:mod:`.probe` (capability probes); :mod:`.protocol` is the host ↔ child channel. Child side:
-:mod:`.bootstrap`, with confinement in :mod:`.confine`.
+The folder is the trust boundary::
+
+    _host/      trusted, imports toolrt: the runtime, one run, the child process and its channel,
+                the warm pool, limits, the work dir, the frame protocol, the precompiled code table
+    _backends/  trusted, imports toolrt: probing the host, the backend ladder (the plan), the bwrap
+                command line, the uid drop of a root host, macOS's Seatbelt profile
+    _child/     runs INSIDE the confined child, next to the untrusted program: standard library
+                only, never toolrt; the bootstrap run loop and one module per confinement layer
+
+Host code never trusts what a child sends (``_host/protocol.py`` bounds every frame); the child
+folder's file list is its own (``_child/bootstrap.py``'s ``CHILD_FILES``), and a test fails if a
+module there imports anything outside the standard library and that folder.
 """
 
-from toolrt.sandbox.host import DEFAULT_LIMITS, ProbeResults, PythonSandboxRuntime
+from toolrt.sandbox._backends.plan import BackendName, ProbeResults
+from toolrt.sandbox._host.limits import DEFAULT_LIMITS
+from toolrt.sandbox._host.runtime import PythonSandboxRuntime
 
-__all__ = ["DEFAULT_LIMITS", "ProbeResults", "PythonSandboxRuntime"]
+__all__ = ["DEFAULT_LIMITS", "BackendName", "ProbeResults", "PythonSandboxRuntime"]

@@ -1,8 +1,8 @@
 """Converters between a call's frozen JSON and the Python values a tool function takes and returns.
 
-Built once per tool by the type walk (:mod:`.hint_walk`). Containers are copied only when a child
-actually changed, so a ``list[str]`` or a TypedDict of strings reaches the body as the very frozen
-snapshot the pipeline validated.
+Built once per tool by the type walk (:mod:`toolrt.schema._type_hints`). Containers are copied only
+when a child actually changed, so a ``list[str]`` or a TypedDict of strings reaches the body as the
+very frozen snapshot the pipeline validated.
 """
 
 from __future__ import annotations
@@ -16,21 +16,42 @@ from typing import Any
 
 from toolrt._json import FrozenDict, FrozenList, thaw
 
-__all__ = ["Converter"]
+__all__ = [
+    "Converter",
+    "dataclass_converter",
+    "dataclass_out",
+    "enum_converter",
+    "enum_value",
+    "generic_out",
+    "is_class",
+    "is_pydantic_model",
+    "json_kind",
+    "list_converter",
+    "mapping_converter",
+    "model_converter",
+    "model_out",
+    "sequence_out",
+    "to_int",
+    "tuple_converter",
+]
 
 
 Converter = Callable[[Any], Any]
 """A one-argument conversion, built once per tool and applied on every call."""
 
 
-def _to_int(value: Any) -> Any:
-    # JSON (and the validator) accept 2.0 as an integer; the body annotated ``int`` gets 2.
+def to_int(value: Any) -> Any:
+    """An integral float as an ``int``; anything else as is.
+
+    JSON (and the validator) accept 2.0 as an integer; the body annotated ``int`` gets 2.
+    """
     if type(value) is float and value.is_integer():
         return int(value)
     return value
 
 
-def _json_kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
+    """The JSON type name of a lossless JSON value (``"null"``, ``"boolean"``, ..., ``"array"``)."""
     if value is None:
         return "null"
     if value is True or value is False:
@@ -46,7 +67,9 @@ def _json_kind(value: Any) -> str:
     return "array"
 
 
-def _list_converter(item: Converter, *, frozen: bool) -> Converter:
+def list_converter(item: Converter, *, frozen: bool) -> Converter:
+    """Apply ``item`` to each element; copy the list only if an element changed (frozen while still JSON)."""
+
     def convert(value: Any) -> Any:
         if not isinstance(value, list | tuple):
             return value
@@ -66,7 +89,9 @@ def _list_converter(item: Converter, *, frozen: bool) -> Converter:
     return convert
 
 
-def _tuple_converter(item: Converter | None) -> Converter:
+def tuple_converter(item: Converter | None) -> Converter:
+    """A JSON array as a ``tuple``, each element through ``item`` when given."""
+
     def convert(value: Any) -> Any:
         if not isinstance(value, list | tuple):
             return value
@@ -75,7 +100,9 @@ def _tuple_converter(item: Converter | None) -> Converter:
     return convert
 
 
-def _sequence_out(item: Converter | None) -> Converter:
+def sequence_out(item: Converter | None) -> Converter:
+    """A returned list/tuple as a JSON array, each element through ``item`` when given."""
+
     def convert(value: Any) -> Any:
         if not isinstance(value, list | tuple):
             return value
@@ -86,7 +113,9 @@ def _sequence_out(item: Converter | None) -> Converter:
     return convert
 
 
-def _mapping_converter(plan: Sequence[tuple[str, Converter | None]], *, frozen: bool) -> Converter:
+def mapping_converter(plan: Sequence[tuple[str, Converter | None]], *, frozen: bool) -> Converter:
+    """Convert the planned keys of a JSON object; copy it only if a value changed."""
+
     def convert(value: Any) -> Any:
         if not isinstance(value, Mapping):
             return value
@@ -106,7 +135,9 @@ def _mapping_converter(plan: Sequence[tuple[str, Converter | None]], *, frozen: 
     return convert
 
 
-def _dataclass_converter(cls: type, plan: tuple[tuple[str, Converter | None], ...]) -> Converter:
+def dataclass_converter(cls: type, plan: tuple[tuple[str, Converter | None], ...]) -> Converter:
+    """A JSON object as a ``cls`` instance, each planned field through its converter."""
+
     def convert(value: Any) -> Any:
         if not isinstance(value, Mapping):
             return value
@@ -119,7 +150,9 @@ def _dataclass_converter(cls: type, plan: tuple[tuple[str, Converter | None], ..
     return convert
 
 
-def _dataclass_out(cls: type, plan: tuple[tuple[str, Converter | None], ...]) -> Converter:
+def dataclass_out(cls: type, plan: tuple[tuple[str, Converter | None], ...]) -> Converter:
+    """A returned ``cls`` instance as a JSON object, each planned field through its converter."""
+
     def convert(value: Any) -> Any:
         if not isinstance(value, cls):
             return value
@@ -132,7 +165,9 @@ def _dataclass_out(cls: type, plan: tuple[tuple[str, Converter | None], ...]) ->
     return convert
 
 
-def _model_converter(cls: Any) -> Converter:
+def model_converter(cls: Any) -> Converter:
+    """A JSON value validated into the pydantic model ``cls``."""
+
     def convert(value: Any) -> Any:
         # thaw: pydantic validates plain dicts/lists; frozen subclasses would survive into the model.
         return cls.model_validate(thaw(value))
@@ -140,7 +175,9 @@ def _model_converter(cls: Any) -> Converter:
     return convert
 
 
-def _model_out(cls: type) -> Converter:
+def model_out(cls: type) -> Converter:
+    """A returned pydantic ``cls`` instance as its JSON dump (by alias)."""
+
     def convert(value: Any) -> Any:
         if not isinstance(value, cls):
             return value
@@ -150,38 +187,43 @@ def _model_out(cls: type) -> Converter:
     return convert
 
 
-def _enum_converter(cls: type[enum.Enum]) -> Converter:
+def enum_converter(cls: type[enum.Enum]) -> Converter:
+    """A JSON value as the member of ``cls`` with that value."""
+
     def convert(value: Any) -> Any:
         return value if isinstance(value, cls) else cls(value)
 
     return convert
 
 
-def _enum_value(value: Any) -> Any:
+def enum_value(value: Any) -> Any:
+    """An ``Enum`` member as its value; anything else as is."""
     return value.value if isinstance(value, enum.Enum) else value
 
 
-def _generic_out(value: Any) -> Any:
+def generic_out(value: Any) -> Any:
     """Value-directed conversion for ``Any`` positions: instances become JSON, JSON stays as is."""
     kind = type(value)
     if kind is str or kind is int or kind is float or kind is bool or value is None:
         return value
     if isinstance(value, enum.Enum):
-        return _generic_out(value.value)
-    if _is_pydantic_model(kind):
+        return generic_out(value.value)
+    if is_pydantic_model(kind):
         return value.model_dump(mode="json", by_alias=True)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _generic_out(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {f.name: generic_out(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, tuple):
-        return [_generic_out(child) for child in value]
+        return [generic_out(child) for child in value]
     return value
 
 
-def _is_class(hint: Any) -> bool:
+def is_class(hint: Any) -> bool:
+    """Whether ``hint`` is a plain class (not a parametrised generic such as ``list[int]``)."""
     return isinstance(hint, type) and not isinstance(hint, types.GenericAlias)
 
 
-def _is_pydantic_model(hint: Any) -> bool:
+def is_pydantic_model(hint: Any) -> bool:
+    """Whether ``hint`` is a pydantic model class."""
     # Only if pydantic is already imported: a model class cannot exist otherwise.
     pydantic = sys.modules.get("pydantic")
-    return pydantic is not None and _is_class(hint) and issubclass(hint, pydantic.BaseModel)
+    return pydantic is not None and is_class(hint) and issubclass(hint, pydantic.BaseModel)

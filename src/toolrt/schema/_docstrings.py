@@ -1,6 +1,6 @@
 """Docstrings → a tool's description and its parameters' descriptions (Google, NumPy and Sphinx styles).
 
-Part of the schema engine behind :func:`toolrt.tool` (:mod:`toolrt.schema._hints`): the summary
+Part of the schema engine behind :func:`toolrt.tool` (:mod:`toolrt.schema._type_hints`): the summary
 becomes the tool's description, ``Args:`` entries its parameters' descriptions.
 """
 

@@ -31,7 +31,13 @@ from typing import Any, Final, Literal, NotRequired, TypeAlias, TypedDict
 
 from toolrt._errors import JsonSchemaError
 from toolrt._json import JsonValue
-from toolrt.schema._subset import _Path, _read_array, _read_record, _render, assert_supported_json_schema
+from toolrt.schema._subset import (
+    SchemaPath,
+    assert_supported_json_schema,
+    read_array,
+    read_record,
+    render_path,
+)
 from toolrt.schema._validator import compile_validator
 
 __all__ = [
@@ -282,10 +288,10 @@ def _copy_annotations(record: Mapping[str, Any], node: dict[str, Any]) -> None:
             node[key] = record[key]
 
 
-def _check_keys(record: Mapping[str, Any], path: _Path, allowed: frozenset[str], required: bool) -> None:
+def _check_keys(record: Mapping[str, Any], path: SchemaPath, allowed: frozenset[str], required: bool) -> None:
     for key in record:
         if key not in allowed and not (required and key == "required"):
-            raise _author_error(f"{_render(path)}.{key} is not supported by the value schema DSL")
+            raise _author_error(f"{render_path(path)}.{key} is not supported by the value schema DSL")
 
 
 def _run(holder: dict[str, Any], initial: tuple[Any, ...]) -> None:
@@ -309,22 +315,22 @@ def _run(holder: dict[str, Any], initial: tuple[Any, ...]) -> None:
                 target["required"] = required
         elif tag == _PROPERTY:
             _, spec, path, key, compiled_properties, required = task
-            record = _read_record(spec)
+            record = read_record(spec)
             if record is None:
-                raise _author_error(f"{_render(path)} must be a value schema object")
+                raise _author_error(f"{render_path(path)} must be a value schema object")
             if "required" in record:
                 if record["required"] is not True:
-                    raise _author_error(f"{_render(path)}.required must be true when present")
+                    raise _author_error(f"{render_path(path)}.required must be true when present")
                 required.append(key)
             push((_VALUE, spec, path, True, compiled_properties, key))
         elif tag == _PROPERTY_MAP:
             _, spec, path, target = task
-            record = _read_record(spec)
+            record = read_record(spec)
             if record is None:
-                raise _author_error(f"{_render(path)} must be an object of value schemas")
+                raise _author_error(f"{render_path(path)} must be an object of value schemas")
             identity = id(spec)
             if identity in ancestors:
-                raise _author_error(f"{_render(path)} is circular")
+                raise _author_error(f"{render_path(path)} is circular")
             ancestors.add(identity)
             push((_LEAVE, identity))
             properties: dict[str, Any] = {}
@@ -344,12 +350,12 @@ def _compile_value(
 ) -> None:
     """Compile one value node into ``container[slot]``, scheduling its children."""
     _, spec, path, allow_required, container, slot = task
-    record = _read_record(spec)
+    record = read_record(spec)
     if record is None:
-        raise _author_error(f"{_render(path)} must be a value schema object")
+        raise _author_error(f"{render_path(path)} must be a value schema object")
     identity = id(spec)
     if identity in ancestors:
-        raise _author_error(f"{_render(path)} is circular")
+        raise _author_error(f"{render_path(path)} is circular")
     ancestors.add(identity)
     push((_LEAVE, identity))
     node: dict[str, Any] = {}
@@ -358,10 +364,10 @@ def _compile_value(
     if "oneOf" in record:
         _check_keys(record, path, _ONE_OF_KEYS, allow_required)
         if "type" in record:
-            raise _author_error(f"{_render(path)} cannot declare both type and oneOf")
-        branches_in = _read_array(record["oneOf"])
+            raise _author_error(f"{render_path(path)} cannot declare both type and oneOf")
+        branches_in = read_array(record["oneOf"])
         if branches_in is None:
-            raise _author_error(f"{_render(path)}.oneOf must be an array of at least two value schemas")
+            raise _author_error(f"{render_path(path)}.oneOf must be an array of at least two value schemas")
         branches: list[Any] = [None] * len(branches_in)
         node["oneOf"] = branches
         _copy_annotations(record, node)
@@ -377,7 +383,7 @@ def _compile_value(
     elif kind == "object":
         _check_keys(record, path, _OBJECT_KEYS, allow_required)
         if type(record.get("additionalProperties")) is not bool:
-            raise _author_error(f"{_render(path)}.additionalProperties must be explicitly true or false")
+            raise _author_error(f"{render_path(path)}.additionalProperties must be explicitly true or false")
         node["type"] = "object"
         _copy_annotations(record, node)
         node["additionalProperties"] = record["additionalProperties"]
@@ -394,13 +400,14 @@ def _compile_value(
         node["type"] = kind
         _copy_annotations(record, node)
         if "enum" in record:
-            entries = _read_array(record["enum"])
+            entries = read_array(record["enum"])
             if entries is None:
-                raise _author_error(f"{_render(path)}.enum must be a non-empty array of scalar values")
+                raise _author_error(f"{render_path(path)}.enum must be a non-empty array of scalar values")
             node["enum"] = list(entries)
         if "const" in record:
             node["const"] = record["const"]
     else:
         raise _author_error(
-            f"{_render(path)}.type must be string/number/integer/boolean/null/array/object/json, or use oneOf"
+            f"{render_path(path)}.type must be "
+            "string/number/integer/boolean/null/array/object/json, or use oneOf"
         )

@@ -37,9 +37,18 @@ from toolrt._json import MAX_SAFE_INTEGER, FrozenDict, FrozenList, is_lossless_j
 
 __all__ = [
     "SCHEMA_TYPES",
+    "SchemaPath",
     "assert_object_json_schema",
     "assert_supported_json_schema",
+    "is_integral",
+    "is_lossless_number",
     "json_schema_violations",
+    "plain_number",
+    "plain_scalar",
+    "read_array",
+    "read_record",
+    "render_path",
+    "safely_lossless",
 ]
 
 SCHEMA_TYPES: Final = ("object", "array", "string", "number", "integer", "boolean", "null")
@@ -71,7 +80,7 @@ _TYPE_LIST: Final = "/".join(SCHEMA_TYPES)
 # --- shared readers (used by the validator and the DSL compiler too) -----------------------------
 
 
-def _read_record(value: object) -> Mapping[str, Any] | None:
+def read_record(value: object) -> Mapping[str, Any] | None:
     """The str-keyed items of a schema record, read once; ``None`` for anything else.
 
     Exact ``dict``/``FrozenDict`` are returned as they are (their items cannot lie). Any other dict
@@ -97,7 +106,7 @@ def _read_record(value: object) -> Mapping[str, Any] | None:
     return record
 
 
-def _read_array(value: object) -> list[Any] | tuple[Any, ...] | None:
+def read_array(value: object) -> list[Any] | tuple[Any, ...] | None:
     """The items of a dense plain array (``list``/``tuple``), read once; ``None`` for anything else."""
     kind = type(value)
     if kind is list or kind is tuple or kind is FrozenList:
@@ -111,7 +120,7 @@ def _read_array(value: object) -> list[Any] | tuple[Any, ...] | None:
         return None
 
 
-def _plain_number(value: object) -> int | float | None:
+def plain_number(value: object) -> int | float | None:
     """``value`` as a plain ``int``/``float`` if it is a Python number (never a ``bool``), else ``None``."""
     kind = type(value)
     if kind is int or kind is float:
@@ -126,7 +135,7 @@ def _plain_number(value: object) -> int | float | None:
     return None
 
 
-def _is_lossless_number(number: int | float) -> bool:
+def is_lossless_number(number: int | float) -> bool:
     """Whether a plain number reads back identically in every JSON reader (finite, not -0.0, exact)."""
     if type(number) is int:
         if -MAX_SAFE_INTEGER <= number <= MAX_SAFE_INTEGER:
@@ -140,7 +149,7 @@ def _is_lossless_number(number: int | float) -> bool:
     return number != 0.0 or math.copysign(1.0, number) > 0
 
 
-def _is_integral(number: int | float) -> bool:
+def is_integral(number: int | float) -> bool:
     """Whether a lossless plain number is an integer (``2`` or ``2.0``)."""
     return type(number) is int or number.is_integer()  # type: ignore[union-attr]
 
@@ -153,21 +162,21 @@ def _scalar_matches(schema_type: str, value: object) -> bool:
         return value is True or value is False
     if schema_type == "null":
         return value is None
-    number = _plain_number(value)
-    if number is None or not _is_lossless_number(number):
+    number = plain_number(value)
+    if number is None or not is_lossless_number(number):
         return False
-    return schema_type == "number" or _is_integral(number)
+    return schema_type == "number" or is_integral(number)
 
 
-def _plain_scalar(value: object) -> object:
+def plain_scalar(value: object) -> object:
     """A type-correct scalar as its plain Python value (``StrEnum`` → ``str``), for comparisons."""
     if type(value) is not str and isinstance(value, str):
         return str.__str__(value)
-    number = _plain_number(value)
+    number = plain_number(value)
     return value if number is None else number
 
 
-def _safely_lossless(value: object) -> bool:
+def safely_lossless(value: object) -> bool:
     """:func:`is_lossless_json` that treats any exception (a hostile container) as "not lossless"."""
     try:
         return is_lossless_json(value)
@@ -215,7 +224,7 @@ def assert_object_json_schema(schema: object) -> None:
     """
     violations = json_schema_violations(schema)
     if not violations:
-        record = _read_record(schema)
+        record = read_record(schema)
         if record is None or record.get("type") != "object":
             violations.append('schema.type must be "object" (structured output is object-rooted)')
     if violations:
@@ -224,10 +233,10 @@ def assert_object_json_schema(schema: object) -> None:
 
 # A path is its root label or (parent path, suffix); rendered only when a violation is reported, so
 # a deep walk never builds (and keeps alive) one long string per level, which would be quadratic.
-_Path: TypeAlias = "str | tuple[_Path, str]"
+SchemaPath: TypeAlias = "str | tuple[SchemaPath, str]"
 
 
-def _render(path: _Path) -> str:
+def render_path(path: SchemaPath) -> str:
     """The text of a lazy path."""
     parts: list[str] = []
     while type(path) is tuple:
@@ -253,19 +262,19 @@ def _collect(root: object, root_path: str, violations: list[str]) -> None:
         if task == _ONE_OF_TAIL:
             for key in _SIBLING_KEYWORDS:
                 if key in node:
-                    violations.append(f"{_render(path)}.{key} is not supported beside oneOf")
+                    violations.append(f"{render_path(path)}.{key} is not supported beside oneOf")
             continue
         if task == _OBJECT_TAIL:
             _check_object_tail(node, path, extra, violations)
             continue
 
-        record = _read_record(node)
+        record = read_record(node)
         if record is None:
-            violations.append(f"{_render(path)} must be a schema object")
+            violations.append(f"{render_path(path)} must be a schema object")
             continue
         identity = id(node)
         if identity in ancestors:
-            violations.append(f"{_render(path)} is circular")
+            violations.append(f"{render_path(path)} is circular")
             continue
         ancestors.add(identity)
         push((_LEAVE, identity, None, None))
@@ -274,31 +283,31 @@ def _collect(root: object, root_path: str, violations: list[str]) -> None:
             if key in _CONSTRAINTS:
                 continue
             if key in _ANNOTATIONS:
-                if not _safely_lossless(value):
-                    violations.append(f"{_render(path)}.{key} annotation must be lossless JSON data")
+                if not safely_lossless(value):
+                    violations.append(f"{render_path(path)}.{key} annotation must be lossless JSON data")
                 continue
-            violations.append(f"{_render(path)}.{key}{_UNKNOWN_KEYWORD}")
+            violations.append(f"{render_path(path)}.{key}{_UNKNOWN_KEYWORD}")
         if "description" in record and not isinstance(record["description"], str):
-            violations.append(f"{_render(path)}.description must be a string")
+            violations.append(f"{render_path(path)}.description must be a string")
         if "title" in record and not isinstance(record["title"], str):
-            violations.append(f"{_render(path)}.title must be a string")
+            violations.append(f"{render_path(path)}.title must be a string")
 
         has_type = "type" in record
         has_one_of = "oneOf" in record
         if has_type and has_one_of:
-            violations.append(f"{_render(path)} cannot declare both type and oneOf")
+            violations.append(f"{render_path(path)} cannot declare both type and oneOf")
             continue
         if not has_type and not has_one_of:
             for key in _SIBLING_KEYWORDS:
                 if key in record:
-                    violations.append(f"{_render(path)}.{key} requires type or oneOf")
+                    violations.append(f"{render_path(path)}.{key} requires type or oneOf")
             continue
 
         if has_one_of:
             push((_ONE_OF_TAIL, record, path, None))
-            branches = _read_array(record["oneOf"])
+            branches = read_array(record["oneOf"])
             if branches is None or len(branches) < 2:
-                violations.append(f"{_render(path)}.oneOf must be an array of at least two schemas")
+                violations.append(f"{render_path(path)}.oneOf must be an array of at least two schemas")
             else:
                 for index in range(len(branches) - 1, -1, -1):
                     push((_ENTER, branches[index], (path, f".oneOf[{index}]"), None))
@@ -308,22 +317,22 @@ def _collect(root: object, root_path: str, violations: list[str]) -> None:
         if not isinstance(schema_type, str) or schema_type not in SCHEMA_TYPES:
             if isinstance(schema_type, list | tuple):
                 violations.append(
-                    f"{_render(path)}.type must be a single type string (type arrays are not supported)"
+                    f"{render_path(path)}.type must be a single type string (type arrays are not supported)"
                 )
             else:
-                violations.append(f"{_render(path)}.type must be one of {_TYPE_LIST}")
+                violations.append(f"{render_path(path)}.type must be one of {_TYPE_LIST}")
             continue
         for key, types in _ALLOWED_ON:
             if key in record and schema_type not in types:
-                violations.append(f'{_render(path)}.{key} is not supported on type "{schema_type}"')
+                violations.append(f'{render_path(path)}.{key} is not supported on type "{schema_type}"')
 
         if schema_type == "object":
             properties = record.get("properties")
             push((_OBJECT_TAIL, record, path, properties))
             if "properties" in record:
-                declared = _read_record(properties)
+                declared = read_record(properties)
                 if declared is None:
-                    violations.append(f"{_render(path)}.properties must be an object of schemas")
+                    violations.append(f"{render_path(path)}.properties must be an object of schemas")
                 else:
                     entries = list(declared.items())
                     for index in range(len(entries) - 1, -1, -1):
@@ -337,38 +346,43 @@ def _collect(root: object, root_path: str, violations: list[str]) -> None:
 
 
 def _check_object_tail(
-    record: Mapping[str, Any], path: _Path, properties: object, violations: list[str]
+    record: Mapping[str, Any], path: SchemaPath, properties: object, violations: list[str]
 ) -> None:
     """``required`` and ``additionalProperties`` of an object node, checked after its properties."""
     if "required" in record:
-        names = _read_array(record["required"])
+        names = read_array(record["required"])
         if names is None or not all(isinstance(name, str) for name in names):
-            violations.append(f"{_render(path)}.required must be an array of strings")
+            violations.append(f"{render_path(path)}.required must be an array of strings")
         else:
-            declared = _read_record(properties) or {}
+            declared = read_record(properties) or {}
             for name in names:
                 if name not in declared:
-                    violations.append(f'{_render(path)}.required names "{name}" which is not in properties')
+                    violations.append(
+                        f'{render_path(path)}.required names "{name}" which is not in properties'
+                    )
     if "additionalProperties" in record and type(record["additionalProperties"]) is not bool:
-        violations.append(f"{_render(path)}.additionalProperties must be a boolean")
+        violations.append(f"{render_path(path)}.additionalProperties must be a boolean")
 
 
-def _check_literals(record: Mapping[str, Any], path: _Path, schema_type: str, violations: list[str]) -> None:
+def _check_literals(
+    record: Mapping[str, Any], path: SchemaPath, schema_type: str, violations: list[str]
+) -> None:
     """Type-correct ``enum``/``const`` on a scalar node, and ``const`` inside ``enum`` when both."""
-    allowed = _read_array(record["enum"]) if "enum" in record else None
+    allowed = read_array(record["enum"]) if "enum" in record else None
     enum_valid = (
         allowed is not None and len(allowed) > 0 and all(_scalar_matches(schema_type, v) for v in allowed)
     )
     if "enum" in record and not enum_valid:
-        violations.append(f"{_render(path)}.enum must be a non-empty array of {schema_type} values")
+        violations.append(f"{render_path(path)}.enum must be a non-empty array of {schema_type} values")
     if "const" in record:
         declared = record["const"]
         if not _scalar_matches(schema_type, declared):
-            violations.append(f"{_render(path)}.const must be a {schema_type} value")
+            violations.append(f"{render_path(path)}.const must be a {schema_type} value")
         elif enum_valid and allowed is not None:
             # Entries and const are type-correct here, so == cannot confuse True with 1.
-            plain = _plain_scalar(declared)
-            if not any(_plain_scalar(entry) == plain for entry in allowed):
+            plain = plain_scalar(declared)
+            if not any(plain_scalar(entry) == plain for entry in allowed):
                 violations.append(
-                    f"{_render(path)}.const must be one of {_render(path)}.enum when both are declared"
+                    f"{render_path(path)}.const must be one of {render_path(path)}.enum "
+                    "when both are declared"
                 )

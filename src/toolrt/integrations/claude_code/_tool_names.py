@@ -1,4 +1,4 @@
-"""Claude Code → harness tool-name translation (dsh-cc addition, spec §2.20).
+"""Claude Code → harness tool-name translation (dsh-cc addition, contract §2.20).
 
 Two vocabularies name the same tools. The harness registers its global tools under its own, mostly
 lowercase names (``read``, ``bash``, ``web_fetch``; a few capitalized: ``NotebookEdit``, ``Sleep``),

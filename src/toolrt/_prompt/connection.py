@@ -1,0 +1,123 @@
+"""A :class:`~toolrt.ToolRuntime` as a system prompt's tool source: its scope chains
+(:func:`runtime_chain`) and its tools per scope, with the registered presentation's part for
+``code``/``both`` scopes (:func:`connect_runtime`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+
+from toolrt._events import Disposer
+from toolrt._prompt.assembly import ToolContribution
+from toolrt._prompt.presentation import (
+    PresentationPrompt,
+    PresentationSection,
+    PresentedTools,
+    presentation_prompt,
+)
+from toolrt._prompt.system_prompt import SystemPrompt
+from toolrt._registry import PresentationMode, ToolsChange
+from toolrt._tool_runtime import ToolRuntime
+
+__all__ = ["connect_runtime", "runtime_chain"]
+
+
+def runtime_chain(runtime: ToolRuntime) -> Callable[[Hashable | None], Sequence[Hashable]]:
+    """The ``chain`` argument that makes a :class:`SystemPrompt` follow ``runtime``'s scope parents
+    (``runtime.scope(agent, parent=preset)``), so a section registered for ``preset`` reaches
+    ``agent``'s assemblies exactly as ``preset``'s tools and restrictions do."""
+    return runtime.scope_chain
+
+
+def connect_runtime(
+    prompt: SystemPrompt,
+    runtime: ToolRuntime,
+    *,
+    presented_tools: PresentedTools | None = None,
+) -> Disposer:
+    """Make ``runtime``'s tools the prompt's tools (upstream: the registry registers itself as a tool
+    provider at construction). Undone by the returned disposer or by ``runtime.close()``.
+
+    For a scope presented natively the contribution is ``runtime.schemas(scope)`` with the scope's
+    *known* names — its visible tools plus the ones restricted away and the reserved ones — so
+    ``tool_order`` may name a tool some agents cannot see, or a deferred tool not loaded yet.
+
+    Scopes presented as ``code`` or ``both`` get the registered presentation's contribution and its
+    sections (:mod:`toolrt._prompt.presentation`; Code Mode's: ``[run_code]`` / every tool plus
+    ``run_code``, and the ``tools:code-only`` / ``tools:sdk`` sections). A custom
+    ``presented_tools(scope, mode)`` replaces both.
+    """
+    presentation = presentation_prompt() if presented_tools is None else None
+    contribute = presented_tools if presented_tools is not None else _presented_by(presentation, runtime)
+
+    def provider(scope: Hashable | None) -> ToolContribution:
+        mode = runtime.mode_for(scope)
+        if mode == "native":
+            return ToolContribution(
+                schemas=runtime.schemas(scope), known_names=runtime.known_tool_names(scope)
+            )
+        # Whatever the presentation raises (Code Mode: no code runtime, or no SDK renderer for its
+        # language) propagates out of assemble(): every assembly fails loudly.
+        return contribute(scope, mode)
+
+    provider_disposer = prompt.tools(provider, owner=runtime)
+    if presentation is None:
+        return provider_disposer  # a custom contribution owns the non-native prompt entirely
+    sections_disposer = _connect_sections(prompt, runtime, presentation.sections(runtime))
+
+    def dispose() -> None:
+        sections_disposer()
+        provider_disposer()
+
+    return Disposer(dispose, runtime)
+
+
+def _presented_by(presentation: PresentationPrompt | None, runtime: ToolRuntime) -> PresentedTools:
+    def contribute(scope: Hashable | None, mode: PresentationMode) -> ToolContribution:
+        if presentation is None:
+            raise RuntimeError(
+                f'toolrt: mode "{mode}" has no presentation plugged into the system prompt '
+                "(toolrt._prompt.use_presentation_prompt)"
+            )
+        return presentation.tools(runtime, scope, mode)
+
+    return contribute
+
+
+def _connect_sections(
+    prompt: SystemPrompt, runtime: ToolRuntime, sections: Sequence[PresentationSection]
+) -> Disposer:
+    """Register ``sections`` globally (for a non-native default) and for every scope presenting
+    ``code``/``both``, now and as scopes come and go; undone by the disposer."""
+    disposers: list[Disposer] = []
+    scoped: dict[Hashable, list[Disposer]] = {}
+
+    def add_sections(scope: Hashable | None) -> list[Disposer]:
+        return [
+            prompt.section(section.name, section.order, section.text, scope=scope) for section in sections
+        ]
+
+    if runtime.mode != "native":
+        disposers.extend(add_sections(None))
+
+    def on_change(change: ToolsChange) -> None:
+        if change.kind == "present" and change.name in ("code", "both") and change.scope is not None:
+            scoped[change.scope] = add_sections(change.scope)
+        elif change.kind == "unpresent" and change.scope in scoped:
+            for dispose in scoped.pop(change.scope):
+                dispose()
+
+    disposers.append(runtime.on("tools/change", on_change))
+    # Scopes that already present a code mode when the prompt is connected.
+    for key, mode in runtime.declared_presentations().items():
+        if mode in ("code", "both"):
+            scoped[key] = add_sections(key)
+
+    def dispose_all() -> None:
+        for group in scoped.values():
+            for dispose in group:
+                dispose()
+        scoped.clear()
+        for dispose in reversed(disposers):
+            dispose()
+
+    return Disposer(dispose_all, runtime)
