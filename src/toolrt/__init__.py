@@ -65,8 +65,15 @@ from toolrt._registry import RUN_CODE_NAME, PresentationMode
 from toolrt._results import ToolExecutionResult, ToolFailure, ToolSuccess
 from toolrt._tool_builder import OutputSpec, define_tool
 from toolrt._tool_decorator import tool
-from toolrt._tool_definition import ToolDefinition, ToolOutput, ToolSchema
-from toolrt._tool_runtime import Scope, ToolRuntime, use_code_presentation
+from toolrt._tool_definition import (
+    DEFAULT_OUTPUT_BUDGET,
+    DEFAULT_TOOL_TIMEOUT_MS,
+    UNBOUNDED,
+    ToolDefinition,
+    ToolOutput,
+    ToolSchema,
+)
+from toolrt._tool_runtime import Scope, ToolRuntime, use_code_presentation, use_default_policies
 from toolrt.codemode._prompt_sections import CODE_MODE_PROMPT
 from toolrt.codemode._transport import CODE_MODE_TRANSPORT
 
@@ -88,6 +95,17 @@ if TYPE_CHECKING:
 # every runtime's run_code transport and contributes the prompt of code/both scopes.
 use_code_presentation(CODE_MODE_TRANSPORT)
 use_presentation_prompt(CODE_MODE_PROMPT)
+
+
+def _install_default_policies(runtime: ToolRuntime) -> None:
+    # The output budget is on by default; the policies load with the first runtime, not on import.
+    # (The default deadline, install_default_deadline, is not installed yet: issue 12 item 2 is open.)
+    from toolrt.policies import install_output_budget
+
+    install_output_budget(runtime)
+
+
+use_default_policies(_install_default_policies)
 
 __version__ = "0.1.0"
 
@@ -122,7 +140,10 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "DEFAULT_OUTPUT_BUDGET",
+    "DEFAULT_TOOL_TIMEOUT_MS",
     "RUN_CODE_NAME",
+    "UNBOUNDED",
     "AbortController",
     "AbortError",
     "AbortSignal",

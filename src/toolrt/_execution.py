@@ -13,7 +13,7 @@ later fails) and ``conclude_turn`` (ask the agent loop to end the turn after thi
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -59,29 +59,47 @@ class ToolExecutionInput:
 
 
 class ToolExecution:
-    """One call inside the pipeline (see the module docstring for what may change and when)."""
+    """One call inside the pipeline (see the module docstring for what may change and when).
 
-    __slots__ = (
-        "_agent",
-        "_arguments",
-        "_body_invoked",
-        "_call_id",
-        "_caller",
-        "_canonical",
-        "_chain",
-        "_concluded",
-        "_deferred",
-        "_definition",
-        "_finalizer",
-        "_frozen",
-        "_name",
-        "_parent",
-        "_resolved_at",
-        "_root_call_id",
-        "_signal",
-        "_signal_writable",
-        "_token",
-    )
+    Beside what a body sees (:class:`ToolRunContext`), it carries the runtime's per-call
+    bookkeeping, kept here to avoid a second object per call (decision 0005): three public
+    attributes written by the pipeline only, and the operations the pipeline performs on the call
+    (:meth:`open_signal` / :meth:`close_signal`, :meth:`lend_signal` / :meth:`return_signal`,
+    :meth:`rebind`, :meth:`take_finalizer`, :meth:`freeze`). Listeners may read them; nothing but
+    the pipeline calls or writes them.
+    """
+
+    # A dict gives the public slots their docstrings (``help(ToolExecution)`` shows them).
+    __slots__ = {
+        "_agent": None,
+        "_arguments": None,
+        "_call_id": None,
+        "_caller": None,
+        "_concluded": None,
+        "_deferred": None,
+        "_definition": None,
+        "_finalizer": None,
+        "_frozen": None,
+        "_name": None,
+        "_parent": None,
+        "_resolved_at": None,
+        "_root_call_id": None,
+        "_signal": None,
+        "_signal_writable": None,
+        "_token": None,
+        "body_invoked": "Whether the body was invoked (its result is then ``TOOL_ABORTED`` rather than "
+        "``TOOL_ABORTED_BEFORE_DISPATCH`` when the caller aborts). Written by the pipeline only.",
+        "canonical_result": "The result the pipeline's own body stage produced, or ``None``: a "
+        "``tools/execute`` wrapper that returns it unchanged is not re-normalised. Written by the "
+        "pipeline only.",
+        "scope_chain": "The calling agent's scope chain, looked up by the pipeline the first time a "
+        "listener needs it (``None`` until then). Written by the pipeline only.",
+    }
+
+    # Plain attributes, not properties: these three are read on every call's hot path.
+    body_invoked: bool
+    canonical_result: Any
+    scope_chain: Any
 
     def __init__(  # noqa: PLR0917 - positional on purpose: the pipeline builds one per call
         self,
@@ -108,20 +126,84 @@ class ToolExecution:
         self._concluded = False
         self._frozen = False
         self._signal_writable = False
-        # Runtime bookkeeping, kept on the execution to avoid a second object per call: the
-        # caller's original signal (re-fused before the body), the finalize_content captured at
-        # creation, whether the body was invoked (ABORTED vs ABORTED_BEFORE_DISPATCH), the result
-        # the registry itself produced (wrappers' results are re-normalised), the scope chain.
+        # The caller's original signal (re-fused before the body) and the finalize_content
+        # captured at creation.
         self._caller = signal
         self._finalizer = finalizer
-        self._body_invoked = False
-        self._canonical: Any = None
-        self._chain: Any = None
+        self.body_invoked = False
+        self.canonical_result = None
+        self.scope_chain = None
         # Resolved once, when the call is created: classification, the body, a wrapper's revalidated
         # success and a post-execute value replacement all use this one definition, unless the
         # registry moved on since ``resolved_at`` (its generation then), e.g. the tool was disposed.
         self._definition = definition
         self._resolved_at = resolved_at
+
+    # --- the pipeline's interface (see the class docstring) -------------------------------------
+
+    @property
+    def caller_signal(self) -> AbortSignal:
+        """The caller's own signal (``ToolExecutionInput.signal``): what ``signal`` starts as and
+        returns to after the ``tools/execute`` wrappers."""
+        return self._caller
+
+    @property
+    def resolved_at(self) -> int:
+        """The registry generation at which :attr:`definition` was resolved."""
+        return self._resolved_at
+
+    @property
+    def concludes_turn(self) -> bool:
+        """Whether the body called :meth:`conclude_turn`."""
+        return self._concluded
+
+    @property
+    def deferred_contexts(self) -> Sequence[ContextMessage]:
+        """The messages the body attached with :meth:`defer_context`, in order."""
+        return self._deferred or ()
+
+    def rebind(self, definition: ToolDefinition | None, generation: int) -> None:
+        """Record ``definition`` as this call's, resolved again at registry ``generation`` (the
+        pipeline does so when the registry moved on since :attr:`resolved_at`)."""
+        self._definition = definition
+        self._resolved_at = generation
+
+    def open_signal(self) -> None:
+        """Let ``tools/execute`` wrappers replace ``signal`` (until :meth:`close_signal`)."""
+        self._signal_writable = True
+
+    def close_signal(self) -> None:
+        """End the wrappers' turn: ``signal`` is the caller's again and may no longer be replaced."""
+        self._signal_writable = False
+        self._signal = self._caller
+
+    def lend_signal(self, signal: AbortSignal) -> bool:
+        """Make ``signal`` the one the body sees, which nobody may replace until
+        :meth:`return_signal`. Returns whether wrappers could replace it before (pass it back)."""
+        writable = self._signal_writable
+        self._signal = signal
+        self._signal_writable = False
+        return writable
+
+    def return_signal(self, lent: AbortSignal, signal: AbortSignal, writable: bool) -> None:
+        """Put ``signal`` back (replaceable again if ``writable``) unless something still owns
+        ``lent``: ``signal`` was changed since it was lent, or the call is already published."""
+        if self._signal is lent and not self._frozen:
+            self._signal = signal
+            self._signal_writable = writable
+
+    def take_finalizer(self) -> Any:
+        """The tool's ``finalize_content`` captured at creation, or ``None``; it applies at most
+        once, so taking it clears it (the pipeline also drops it for a call that never runs)."""
+        finalizer = self._finalizer
+        self._finalizer = None
+        return finalizer
+
+    def freeze(self) -> None:
+        """Mark the result published: from now on every field is final."""
+        self._frozen = True
+
+    # --- what a body sees -------------------------------------------------------------------------
 
     @property
     def token(self) -> ExecutionToken:

@@ -209,7 +209,10 @@ def _scalar(value: object) -> tuple[bool, Any]:
 
 
 def _describe(value: object) -> str:
-    return f"{type(value).__name__} is not a JSON type"
+    kind = type(value)
+    # Qualified outside builtins, so "mpf" reads as the mpmath type it is.
+    name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    return f"{name} is not a JSON type"
 
 
 def _path_of(frames: list[list[Any]], root: str, key: object = None, has_key: bool = False) -> str:

@@ -52,11 +52,16 @@ from toolrt._execution import ToolExecution, ToolExecutionInput
 from toolrt._pipeline import Pipeline
 from toolrt._results import ToolExecutionResult, ToolFailure, ToolSuccess
 
-__all__ = ["CallOutcome", "OrderedCall", "OrderedExecutor"]
+__all__ = ["CANCEL_DRAIN_S", "CallOutcome", "OrderedCall", "OrderedExecutor"]
 
 CallOutcome = tuple[Literal["post-result", "final-result", "done"], ToolExecutionResult]
 """A call's ``(kind, result)`` before its commit: ``post-result`` still passes post-execute,
 ``final-result`` only gets finished, ``done`` is already finished (a call rejected before policy)."""
+
+CANCEL_DRAIN_S = 5.0
+"""How long a cancelled driver waits for its cancelled bodies' cleanup before it finishes them
+(:meth:`OrderedExecutor.drain_started`): the timeout policy's default grace, so a body that cleans
+up within the grace the policy would give it is always drained."""
 
 _YIELD_EVERY = 8
 """Started dispatches between yields to the loop (a yield per start costs more than it overlaps)."""
@@ -209,6 +214,27 @@ class OrderedExecutor(Generic[_C]):
         while self._pending:
             self.on_abandon(self._pending.popleft())
 
+    async def drain_started(self, bound_s: float) -> None:
+        """The task driving :meth:`run` was cancelled: cancel the running bodies and wait, up to
+        ``bound_s`` seconds, until they have ended, so their cleanup has run before
+        :meth:`cancel_started` finishes them and the cancellation propagates. A further cancellation
+        of the waiting task does not cut the drain short (it is bounded anyway); a body still running
+        after the bound is left cancelled and finished as aborted."""
+        flights = {
+            call.flight for call in self._commits if call.flight is not None and not call.flight.done()
+        }
+        for flight in flights:
+            flight.cancel()
+        deadline = self._loop.time() + bound_s
+        while flights:
+            remaining = deadline - self._loop.time()
+            if remaining <= 0:
+                return
+            try:
+                _, flights = await asyncio.wait(flights, timeout=remaining)
+            except asyncio.CancelledError:
+                continue  # the caller insists; the drain is bounded, so it still completes first
+
     async def wait_started(self) -> None:
         """Wait for every running body to finish (fabricating no result)."""
         flights = [
@@ -251,7 +277,9 @@ class OrderedExecutor(Generic[_C]):
             return False  # the fast lane is preparing or committing; it wakes the driver when done
         commits = self._commits
         if commits and commits[0].settled():
-            await self._commit(commits.popleft())
+            # The head stays queued until its result is final: cancelled inside an async
+            # post-execute, it must still be found by :meth:`cancel_started`.
+            await self._commit(commits[0])
             return True
         pending = self._pending
         if not pending:
@@ -311,7 +339,6 @@ class OrderedExecutor(Generic[_C]):
                     waiter = self._lane_waiter = self._loop.create_future()
                     await waiter
             assert self._commits[0] is call  # nothing commits past an uncommitted head
-            self._commits.popleft()
             await self._commit(call)
         finally:
             self._inline_busy = False
@@ -362,6 +389,9 @@ class OrderedExecutor(Generic[_C]):
             assert call.execution is not None
             committed = self._stages.commit(call.execution, kind, result)
             result = committed if isinstance(committed, ToolSuccess | ToolFailure) else await committed
+        # Off the commit queue only now that the result is final (``_commit`` is always called on
+        # the head); ``on_commit`` records it, so a cancellation from here on loses nothing.
+        self._commits.popleft()
         if call.exclusive:
             self._exclusive_active = False
         held = self.on_commit(call, result)

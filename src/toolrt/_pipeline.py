@@ -126,12 +126,12 @@ class Pipeline:
         )
         if error is not None:
             if collapsed and not signal.aborted:
-                execution._finalizer = None
+                execution.take_finalizer()
             return execution, tool_error_result(error)
         if collapsed:
             if signal.aborted:
                 return execution, _aborted(False)
-            execution._finalizer = None
+            execution.take_finalizer()
             return execution, _failure(
                 _collapsed_message(name), ToolErrorInfo("ToolNotFoundError", "UNKNOWN_TOOL")
             )
@@ -141,9 +141,10 @@ class Pipeline:
         listeners = self._events.listeners.get(event)
         if not listeners:
             return ()
-        if execution._chain is None:
-            execution._chain = self._registry.chain(execution.agent)[1]
-        return EventBus.admitted(listeners, execution._chain)
+        chain = execution.scope_chain
+        if chain is None:
+            chain = execution.scope_chain = self._registry.chain(execution.agent)[1]
+        return EventBus.admitted(listeners, chain)
 
     def reject(self, call: ToolExecutionInput, error: BaseException) -> ToolExecutionResult:
         """Fail a call before policy with ``error`` (e.g. arguments that are not valid JSON).
@@ -174,12 +175,12 @@ class Pipeline:
         changed since (a tool disposed mid-call is then unknown, as it would be to a new call)."""
         registry = self._registry
         generation = registry.generation
-        if execution._resolved_at != generation:
-            execution._definition = registry.resolve_execution(
-                execution.name, execution.agent, execution.parent is not None
+        if execution.resolved_at != generation:
+            execution.rebind(
+                registry.resolve_execution(execution.name, execution.agent, execution.parent is not None),
+                generation,
             )
-            execution._resolved_at = generation
-        return execution._definition
+        return execution.definition
 
     def admitted_listeners(self, event: str, agent: Hashable | None) -> tuple[Any, ...]:
         """The listeners of ``event`` that apply to ``agent``'s calls: the global ones and those
@@ -199,7 +200,7 @@ class Pipeline:
         Skip it when :meth:`needs_prepare` says there is nothing to run: the outcome would be
         ``("dispatch", None)``.
         """
-        caller = execution._caller
+        caller = execution.caller_signal
         if caller.aborted:
             return "final-result", _aborted(False)
         try:
@@ -284,23 +285,22 @@ class Pipeline:
                 else ()
             )
             if listeners:
-                execution._signal_writable = True
+                execution.open_signal()
                 try:
                     returned = await EventBus.waterfall(
                         listeners, (execution,), lambda: self._dispatch_body(execution)
                     )
                 finally:
-                    execution._signal_writable = False
-                    execution._signal = execution._caller
+                    execution.close_signal()
                 result = self._normalize(execution, returned)
             else:
                 result = await self._dispatch_body(execution)
-            deferred = execution._deferred
+            deferred = execution.deferred_contexts
             if deferred:
                 contexts = _result_field([*deferred, *result.additional_contexts])
                 result = _rebuild(result, result.content, result.meta, contexts)
-            if not result.is_error and execution._caller.aborted:
-                result = _aborted(execution._body_invoked, result.additional_contexts)
+            if not result.is_error and execution.caller_signal.aborted:
+                result = _aborted(execution.body_invoked, result.additional_contexts)
             return "post-result", result
         except asyncio.CancelledError:
             raise
@@ -308,25 +308,24 @@ class Pipeline:
             return "final-result", tool_error_result(error)
 
     async def _dispatch_body(self, execution: ToolExecution) -> ToolExecutionResult:
-        wrapper_signal = execution._signal
-        if wrapper_signal is execution._caller:
+        wrapper_signal = execution.signal
+        caller = execution.caller_signal
+        if wrapper_signal is caller:
             fused, detach = wrapper_signal, _noop
         else:
-            fused, detach = fuse_signals(execution._caller, wrapper_signal)
-        writable = execution._signal_writable
+            fused, detach = fuse_signals(caller, wrapper_signal)
+        # Wrappers may swap the signal around next(); the body itself never may.
+        writable = execution.lend_signal(fused)
         try:
             if fused.aborted:
                 result: ToolExecutionResult = _aborted(False)
-                execution._canonical = result
+                execution.canonical_result = result
                 return result
-            execution._signal = fused
-            # Wrappers may swap the signal around next(); the body itself never may.
-            execution._signal_writable = False
             definition = self._definition(execution)
             try:
                 if definition is None:
                     raise ToolNotFoundError(f'unknown tool "{execution.name}"')
-                execution._body_invoked = True
+                execution.body_invoked = True
                 if definition.validate_arguments is not None:
                     violations = definition.validate_arguments(execution.arguments)
                     if violations:
@@ -342,14 +341,12 @@ class Pipeline:
                 raise
             except BaseException as error:
                 result = tool_error_result(error)
-            execution._canonical = result
+            execution.canonical_result = result
             return result
         finally:
             # Restore the wrapper's signal unless something still owns the body's one: a worker thread
             # left running by task cancellation, or a call already published (a detached body).
-            if execution._signal is fused and not execution._frozen:
-                execution._signal = wrapper_signal
-                execution._signal_writable = writable
+            execution.return_signal(fused, wrapper_signal, writable)
             detach()
 
     async def _run_sync_body(self, definition: ToolDefinition, execution: ToolExecution) -> Any:
@@ -365,9 +362,9 @@ class Pipeline:
         # A worker thread cannot be interrupted. If the awaiting task is cancelled, the body's signal
         # fires so a cooperative body can stop; one that ignores it is reported, never forgotten.
         thread_abort = AbortController()
-        entry_signal = execution._signal
+        entry_signal = execution.signal
         body_signal, detach = fuse_signals(entry_signal, thread_abort.signal)
-        execution._signal = body_signal
+        writable = execution.lend_signal(body_signal)
         finished = [False]
         future = run_in_worker(definition.execute, execution.arguments, execution, done=finished)
         try:
@@ -386,7 +383,7 @@ class Pipeline:
             # The body may still re-read ctx.signal: leave it the aborted one.
             raise
         detach()
-        execution._signal = entry_signal
+        execution.return_signal(body_signal, entry_signal, writable)
         if raised is not None:
             # Re-raised here, in this frame, so any BaseException (GeneratorExit, SystemExit...) is
             # an ordinary failed call instead of something asyncio throws into the task.
@@ -400,8 +397,9 @@ class Pipeline:
         name = execution.name
         try:
             snapshot = snapshot_json(value)
-        except NotLosslessJsonError:
-            raise ToolOutputError(name, "value is not lossless JSON") from None
+        except NotLosslessJsonError as error:
+            # The path and the offending type, so the model (or author) can find and fix the part.
+            raise ToolOutputError(name, f"{error.path}: {error.reason}") from None
         except Exception as error:
             raise ToolOutputError(name, f"value snapshot failed: {message_of(error)}") from None
         validator = definition.compiled_output
@@ -420,11 +418,11 @@ class Pipeline:
         if execution.parent is None and output.presentation_meta is not None:
             # The label is model-facing text: upstream's name for the projector, byte for byte.
             meta = _project(name, "presentationMeta", output.presentation_meta, execution.arguments, snapshot)
-        return make_success(snapshot, content, meta, contexts, execution._concluded)
+        return make_success(snapshot, content, meta, contexts, execution.concludes_turn)
 
     def _normalize(self, execution: ToolExecution, returned: Any) -> ToolExecutionResult:
         """What a ``tools/execute`` chain returned, re-bound to this call's output declaration."""
-        if returned is execution._canonical and returned is not None:
+        if returned is execution.canonical_result and returned is not None:
             return returned  # type: ignore[no-any-return]
         if isinstance(returned, ToolFailure):
             error = returned.error
@@ -457,8 +455,8 @@ class Pipeline:
             if listeners:
                 decision = await EventBus.waterfall(listeners, (execution, result), _accept)
                 result = self._apply_post(execution, result, decision)
-            if not result.is_error and execution._caller.aborted:
-                result = _aborted(execution._body_invoked, result.additional_contexts)
+            if not result.is_error and execution.caller_signal.aborted:
+                result = _aborted(execution.body_invoked, result.additional_contexts)
         except asyncio.CancelledError:
             raise
         except BaseException as error:
@@ -502,9 +500,8 @@ class Pipeline:
     def finish(self, execution: ToolExecution, result: ToolExecutionResult) -> ToolExecutionResult:
         """Materialise, apply ``finalize_content`` once, freeze, and publish ``tools/result``."""
         result = _materialize(result)
-        finalizer = execution._finalizer
+        finalizer = execution.take_finalizer()
         if finalizer is not None:
-            execution._finalizer = None
             try:
                 replacement = finalizer(execution, result)
                 if replacement is not None:
@@ -514,7 +511,7 @@ class Pipeline:
                 raise
             except BaseException as error:
                 result = _materialize(tool_error_result(error))
-        execution._frozen = True
+        execution.freeze()
         listeners = (
             self._listeners(execution, "tools/result") if self._events.listeners.get("tools/result") else ()
         )
@@ -532,7 +529,7 @@ class Pipeline:
     def finish_aborted(self, execution: ToolExecution) -> ToolExecutionResult:
         """Finish a call whose task was cancelled mid-flight with the matching aborted result
         (``TOOL_ABORTED`` once the body was invoked, ``TOOL_ABORTED_BEFORE_DISPATCH`` before)."""
-        return self.finish(execution, _aborted(execution._body_invoked))
+        return self.finish(execution, _aborted(execution.body_invoked))
 
     def needs_prepare(self, execution: ToolExecution) -> bool:
         """Whether ``prepare`` has work: pre-execute listeners, guards, or an aborted caller.
@@ -543,7 +540,7 @@ class Pipeline:
         return bool(
             self._events.listeners.get("tools/pre-execute")
             or self._registry.guard_count
-            or execution._signal.aborted
+            or execution.signal.aborted
         )
 
     def commit(
@@ -558,8 +555,8 @@ class Pipeline:
         if kind == "post-result":
             if self._events.listeners.get("tools/post-execute"):
                 return self.finalize(execution, result)
-            if not result.is_error and execution._caller.aborted:
-                result = _aborted(execution._body_invoked, result.additional_contexts)
+            if not result.is_error and execution.caller_signal.aborted:
+                result = _aborted(execution.body_invoked, result.additional_contexts)
         return self.finish(execution, result)
 
     # --- the whole pipeline --------------------------------------------------------------------
@@ -582,7 +579,7 @@ class Pipeline:
                 return committed
             return await committed
         except asyncio.CancelledError:
-            if not execution._frozen:
+            if not execution.frozen:
                 # Observers hear that the call ended; the task's cancellation still propagates.
                 self.finish_aborted(execution)
             raise

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Generic, Literal, Protocol, TypeAlias, TypeVar
 
 from toolrt._events import Disposer, EventBus, ListenerOwner
 from toolrt._json import NotLosslessJsonError, snapshot_json, thaw
-from toolrt._tool_definition import ToolDefinition, ToolOutput, ToolSchema
+from toolrt._tool_definition import UNBOUNDED, ToolDefinition, ToolOutput, ToolSchema
 from toolrt.schema import assert_supported_json_schema, compile_validator
 
 if TYPE_CHECKING:
@@ -602,16 +602,21 @@ class ToolRegistry(ScopedLayers[_Layer]):
 
 
 def is_valid_timeout_ms(timeout_ms: object) -> bool:
-    """Whether ``timeout_ms`` is ``None`` (no timeout) or a positive finite number (never a ``bool``).
+    """Whether ``timeout_ms`` is ``None`` (the runtime's default), ``UNBOUNDED`` (no deadline) or a
+    positive finite number (never a ``bool``).
 
     ``register`` enforces it; ``define_tool`` and ``@tool`` check it up front, so an author sees the
     mistake where the tool is defined.
     """
-    return timeout_ms is None or (
-        isinstance(timeout_ms, int | float)
-        and not isinstance(timeout_ms, bool)
-        and math.isfinite(timeout_ms)
-        and timeout_ms > 0
+    return (
+        timeout_ms is None
+        or timeout_ms is UNBOUNDED
+        or (
+            isinstance(timeout_ms, int | float)
+            and not isinstance(timeout_ms, bool)
+            and math.isfinite(timeout_ms)
+            and timeout_ms > 0
+        )
     )
 
 

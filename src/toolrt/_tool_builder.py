@@ -26,10 +26,12 @@ from toolrt._execution import ToolExecution
 from toolrt._registry import is_valid_timeout_ms
 from toolrt._results import ToolExecutionResult
 from toolrt._tool_definition import (
+    OutputBudget,
     PresentedResult,
     ToolBody,
     ToolDefinition,
     ToolOutput,
+    Unbounded,
     render_value_as_text,
 )
 from toolrt.cards._views import ToolCallView, ToolResultView
@@ -61,7 +63,8 @@ def define_tool(
     execute: ToolBody,
     finalize_content: Callable[[ToolExecution, ToolExecutionResult], Sequence[ContentBlock] | None]
     | None = None,
-    timeout_ms: float | None = None,
+    timeout_ms: float | Unbounded | None = None,
+    max_output_chars: OutputBudget | None = None,
     is_concurrency_safe: Callable[[Any], bool] | None = None,
     present_call: Callable[[Any], ToolCallView | None] | None = None,
     present_result: Callable[[Any, PresentedResult], ToolResultView | None] | None = None,
@@ -84,6 +87,7 @@ def define_tool(
         execute=execute,
         finalize_content=finalize_content,
         timeout_ms=timeout_ms,
+        max_output_chars=max_output_chars,
         is_concurrency_safe=is_concurrency_safe,
         present_call=present_call,
         present_result=present_result,
@@ -100,7 +104,8 @@ def build_validated_definition(
     execute: ToolBody,
     finalize_content: Callable[[ToolExecution, ToolExecutionResult], Sequence[ContentBlock] | None]
     | None = None,
-    timeout_ms: float | None = None,
+    timeout_ms: float | Unbounded | None = None,
+    max_output_chars: OutputBudget | None = None,
     is_concurrency_safe: Callable[[Any], bool] | None = None,
     present_call: Callable[[Any], ToolCallView | None] | None = None,
     present_result: Callable[[Any, PresentedResult], ToolResultView | None] | None = None,
@@ -132,6 +137,7 @@ def build_validated_definition(
         execute=execute,
         finalize_content=finalize_content,
         timeout_ms=timeout_ms,
+        max_output_chars=max_output_chars,
         is_concurrency_safe=classifier,
         present_call=call_presenter,
         present_result=result_presenter,

@@ -22,8 +22,10 @@ parameter.
 The definition goes through :func:`toolrt._tool_builder.build_validated_definition`, the same path as
 :func:`toolrt.define_tool`, so the model's arguments are validated before the body runs and a
 mistake comes back to the model as an ``INVALID_ARGS`` result. The body then receives converted
-arguments: ``Enum`` members, dataclass and pydantic instances, tuples; everything else is the
-frozen JSON value (a ``FrozenDict`` reads like a ``dict``). A parameter annotated
+arguments of their hinted types: ``Enum`` members, dataclass and pydantic instances, tuples, and
+fresh, mutable ``list``/``dict`` values owned by the call (the body may keep and mutate them; the
+pipeline's frozen snapshot stays the record of what the model sent). Raw tools (``define_tool``,
+``ToolDefinition``) keep receiving the frozen snapshot. A parameter annotated
 ``ToolRunContext`` or ``ToolExecution`` receives the call's context and is not shown to the model.
 Return values are turned back into JSON (pydantic ``model_dump(mode="json", by_alias=True)``,
 dataclass fields, ``Enum.value``, tuple → list).
@@ -47,9 +49,11 @@ from toolrt._registry import is_valid_timeout_ms
 from toolrt._results import ToolExecutionResult
 from toolrt._tool_builder import build_validated_definition
 from toolrt._tool_definition import (
+    OutputBudget,
     PresentedResult,
     ToolDefinition,
     ToolOutput,
+    Unbounded,
     mark_async_body,
     render_value_as_text,
 )
@@ -73,7 +77,8 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    timeout_ms: float | None = None,
+    timeout_ms: float | Unbounded | None = None,
+    max_output_chars: OutputBudget | None = None,
     is_concurrency_safe: Callable[[Any], bool] | None = None,
     present_call: Callable[[Any], ToolCallView | None] | None = None,
     present_result: Callable[[Any, PresentedResult], ToolResultView | None] | None = None,
@@ -91,7 +96,8 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    timeout_ms: float | None = None,
+    timeout_ms: float | Unbounded | None = None,
+    max_output_chars: OutputBudget | None = None,
     is_concurrency_safe: Callable[[Any], bool] | None = None,
     present_call: Callable[[Any], ToolCallView | None] | None = None,
     present_result: Callable[[Any, PresentedResult], ToolResultView | None] | None = None,
@@ -125,6 +131,7 @@ def tool(
             name=name,
             description=description,
             timeout_ms=timeout_ms,
+            max_output_chars=max_output_chars,
             is_concurrency_safe=is_concurrency_safe,
             present_call=present_call,
             present_result=present_result,
@@ -144,7 +151,8 @@ def _build(
     *,
     name: str | None,
     description: str | None,
-    timeout_ms: float | None,
+    timeout_ms: float | Unbounded | None,
+    max_output_chars: OutputBudget | None,
     is_concurrency_safe: Callable[[Any], bool] | None,
     present_call: Callable[[Any], ToolCallView | None] | None,
     present_result: Callable[[Any, PresentedResult], ToolResultView | None] | None,
@@ -183,6 +191,7 @@ def _build(
         execute=_make_execute(function, spec),
         finalize_content=finalize_content,
         timeout_ms=timeout_ms,
+        max_output_chars=max_output_chars,
         is_concurrency_safe=is_concurrency_safe,
         present_call=present_call,
         present_result=present_result,
@@ -199,8 +208,8 @@ def _is_injected(hint: Any) -> bool:
 def _make_execute(function: Callable[..., Any], spec: FunctionSpec) -> Callable[[Any, Any], Any]:
     """Build ``execute(args, ctx)`` once, specialised so the per-call path does only what it must.
 
-    ``args`` is the validated, frozen ``FrozenDict``; for plain JSON parameters it unpacks straight
-    into the call. Converters copy the arguments only when a value actually changes.
+    ``args`` is the validated, frozen ``FrozenDict``; for scalar-only parameters it unpacks straight
+    into the call. Container parameters are thawed (fresh plain values) by their converters.
     """
     converters: tuple[tuple[str, Converter], ...] = tuple(
         (param.name, param.to_python)

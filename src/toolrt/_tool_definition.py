@@ -24,10 +24,15 @@ from toolrt._results import ToolExecutionResult
 from toolrt.cards._views import ToolCallView, ToolResultView
 
 __all__ = [
+    "DEFAULT_OUTPUT_BUDGET",
+    "DEFAULT_TOOL_TIMEOUT_MS",
+    "UNBOUNDED",
+    "OutputBudget",
     "PresentedResult",
     "ToolDefinition",
     "ToolOutput",
     "ToolSchema",
+    "Unbounded",
     "render_value_as_text",
 ]
 
@@ -46,6 +51,45 @@ class PresentedResult(TypedDict, total=False):
     content: Sequence[ContentBlock]
     is_error: bool
     meta: Any
+
+
+class Unbounded:
+    """The type of :data:`UNBOUNDED` (one instance; compares by identity)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNBOUNDED"
+
+    def __reduce__(self) -> str:
+        return "UNBOUNDED"
+
+
+UNBOUNDED = Unbounded()
+"""An explicit "no output budget": the model reads the whole result, however large it is.
+
+``ToolRuntime(output_budget=UNBOUNDED)`` turns the runtime's default budget off (a result of 5 MB
+then reaches the model as 5 MB); ``max_output_chars=UNBOUNDED`` on one tool exempts that tool only.
+"""
+
+OutputBudget = int | Unbounded
+"""A model-facing result budget: a positive number of characters, or :data:`UNBOUNDED`."""
+
+# 20,000 characters is about 5,000 tokens: a whole source file, a long listing or a page of logs
+# reads whole, while one runaway result cannot crowd out a conversation (docs/limits.md).
+DEFAULT_OUTPUT_BUDGET = 20_000
+"""The default model-facing budget of one tool result (``run_code``'s included), in characters."""
+
+
+# Two minutes: a build, a test run or a slow fetch finishes; a hung call does not hold a turn
+# forever (docs/limits.md).
+DEFAULT_TOOL_TIMEOUT_MS = 120_000
+"""The default deadline of one tool call, in milliseconds (a tool's ``timeout_ms`` wins)."""
+
+
+def is_valid_output_budget(budget: object) -> bool:
+    """Whether ``budget`` is :data:`UNBOUNDED` or a positive ``int`` (never a ``bool``)."""
+    return budget is UNBOUNDED or (isinstance(budget, int) and not isinstance(budget, bool) and budget > 0)
 
 
 def render_value_as_text(args: Any, value: Any) -> Sequence[ContentBlock]:
@@ -85,9 +129,12 @@ class ToolDefinition:
 
     ``execute(args, ctx)`` may be ``async`` or a plain function; a plain function runs on a worker
     thread (never blocking the event loop) unless ``run_inline=True`` declares it cheap and
-    non-blocking. ``timeout_ms`` is declarative metadata for a timeout policy, never shown to the
-    model. ``is_concurrency_safe(args)`` returning exactly ``True`` lets the scheduler overlap the
-    call with other safe calls; anything else runs it alone. ``validate_arguments(args)`` returns the
+    non-blocking. ``timeout_ms`` is the call's deadline (``None``: the runtime's
+    ``tool_timeout_ms``; :data:`UNBOUNDED`: none), enforced by the timeout policy, never shown to the
+    model. ``max_output_chars`` is this tool's model-facing result budget (a positive ``int``, or
+    :data:`UNBOUNDED`); ``None`` means the runtime's ``output_budget``.
+    ``is_concurrency_safe(args)`` returning exactly ``True`` lets the scheduler overlap the call with
+    other safe calls; anything else runs it alone. ``validate_arguments(args)`` returns the
     violations of the model's arguments (``define_tool`` and ``@tool`` supply it; a raw definition
     without it owns its own input validation). Definitions compare by identity.
     """
@@ -100,7 +147,8 @@ class ToolDefinition:
     finalize_content: Callable[[ToolExecution, ToolExecutionResult], Sequence[ContentBlock] | None] | None = (
         None
     )
-    timeout_ms: float | None = None
+    timeout_ms: float | Unbounded | None = None
+    max_output_chars: OutputBudget | None = None
     is_concurrency_safe: Callable[[Any], bool] | None = None
     present_call: Callable[[Any], ToolCallView | None] | None = None
     present_result: Callable[[Any, PresentedResult], ToolResultView | None] | None = None
@@ -110,6 +158,11 @@ class ToolDefinition:
     compiled_output: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.max_output_chars is not None and not is_valid_output_budget(self.max_output_chars):
+            raise TypeError(
+                f'tool "{self.name}": max_output_chars must be a positive int or UNBOUNDED, '
+                f"got {self.max_output_chars!r}"
+            )
         # Decided once at definition time so the hot path does not inspect the callable per call.
         object.__setattr__(self, "body_is_async", _is_async_callable(self.execute))
 

@@ -33,14 +33,37 @@ from toolrt._decisions import ExecutionMode
 from toolrt._events import Disposer, EventBus, EventName, EventSink, ListenerOwner
 from toolrt._execution import ExecutionToken, ToolExecutionInput
 from toolrt._pipeline import Pipeline
-from toolrt._registry import PresentationMode, ToolGuard, ToolRegistry, Transport
+from toolrt._registry import PresentationMode, ToolGuard, ToolRegistry, Transport, is_valid_timeout_ms
 from toolrt._results import ToolExecutionResult
-from toolrt._tool_definition import ToolDefinition, ToolSchema
+from toolrt._tool_definition import (
+    DEFAULT_OUTPUT_BUDGET,
+    DEFAULT_TOOL_TIMEOUT_MS,
+    UNBOUNDED,
+    OutputBudget,
+    ToolDefinition,
+    ToolSchema,
+    Unbounded,
+    is_valid_output_budget,
+)
 
-__all__ = ["CodePresentation", "Scope", "ToolRuntime", "scope_key", "use_code_presentation"]
+__all__ = [
+    "CodePresentation",
+    "Scope",
+    "ToolRuntime",
+    "scope_key",
+    "use_code_presentation",
+    "use_default_policies",
+]
 
 _MODES = ("native", "code", "both")
 _call_ids = itertools.count(1)
+
+
+def _missing_code_runtime(what: str) -> str:
+    return (
+        f"{what} requires a code runtime: pass one as ToolRuntime(code_runtime=...) "
+        '(e.g. toolrt.sandbox.PythonSandboxRuntime()), or use mode="native"'
+    )
 
 
 class CodePresentation(Protocol):
@@ -69,12 +92,34 @@ def use_code_presentation(presentation: CodePresentation | None) -> None:
     _code_presentation = presentation
 
 
+# What every new runtime installs on itself (the output budget); None until toolrt plugs it in.
+_default_policies: Callable[[ToolRuntime], None] | None = None
+
+
+def use_default_policies(installer: Callable[[ToolRuntime], None] | None) -> None:
+    """Make ``installer(runtime)`` run at the end of every ``ToolRuntime`` constructed from now on.
+
+    ``toolrt/__init__.py`` plugs in the policies' defaults (the output budget), which the core cannot
+    import itself; ``None`` unplugs them.
+    """
+    global _default_policies
+    _default_policies = installer
+
+
 class ToolRuntime(ListenerOwner):
     """The tool layer of one agent deployment.
 
     ``mode`` is the default presentation (``native`` function schemas, ``code`` for Code Mode, or
     ``both``) for scopes that declare none. ``max_parallel_sub_calls`` caps how many concurrency-safe
     Code Mode bindings overlap. ``approval`` answers ``Ask`` decisions (see :mod:`toolrt._approval_request`).
+    ``output_budget`` bounds every model-facing result, ``run_code``'s included (characters; default
+    :data:`~toolrt.DEFAULT_OUTPUT_BUDGET`): past it the model reads a preview and a ``read_spill``
+    locator, and the whole content is kept (see :func:`toolrt.policies.install_output_budget`). A
+    tool's own ``max_output_chars`` wins; ``output_budget=UNBOUNDED`` turns the default off.
+    ``tool_timeout_ms`` is the deadline of every call whose tool sets no ``timeout_ms`` (default
+    :data:`~toolrt.DEFAULT_TOOL_TIMEOUT_MS`, 120 s; ``run_code`` and inline tools excepted), enforced
+    by the timeout policies (:func:`toolrt.policies.install_default_deadline`, not yet installed by
+    default); ``UNBOUNDED`` means no deadline.
     """
 
     def __init__(
@@ -84,6 +129,8 @@ class ToolRuntime(ListenerOwner):
         max_parallel_sub_calls: int = 10,
         approval: ApprovalService | None = None,
         code_runtime: object | None = None,
+        output_budget: OutputBudget = DEFAULT_OUTPUT_BUDGET,
+        tool_timeout_ms: float | Unbounded = DEFAULT_TOOL_TIMEOUT_MS,
     ) -> None:
         super().__init__()
         if mode not in _MODES:
@@ -94,6 +141,17 @@ class ToolRuntime(ListenerOwner):
             or max_parallel_sub_calls < 1
         ):
             raise ValueError("max_parallel_sub_calls must be a positive integer")
+        if not is_valid_output_budget(output_budget):
+            raise ValueError(f"output_budget must be a positive int or UNBOUNDED, got {output_budget!r}")
+        if tool_timeout_ms is not UNBOUNDED and (
+            tool_timeout_ms is None or not is_valid_timeout_ms(tool_timeout_ms)
+        ):
+            raise ValueError(
+                f"tool_timeout_ms must be a positive finite number or UNBOUNDED, got {tool_timeout_ms!r}"
+            )
+        if mode != "native" and code_runtime is None:
+            # Fail at construction: the lazy alternative told the model, at its first run_code.
+            raise ValueError(_missing_code_runtime(f'ToolRuntime(mode="{mode}")'))
         self._events = EventBus()
         self._registry = ToolRegistry(self._events, mode)
         self._pipeline = Pipeline(self._registry, self._events)
@@ -106,6 +164,10 @@ class ToolRuntime(ListenerOwner):
         self._install_transport()
         if code_runtime is not None:
             self.code_runtime = code_runtime
+        self._output_budget = output_budget
+        self._tool_timeout_ms = tool_timeout_ms
+        if _default_policies is not None:
+            _default_policies(self)
 
     # --- configuration -------------------------------------------------------------------------
 
@@ -113,6 +175,16 @@ class ToolRuntime(ListenerOwner):
     def mode(self) -> PresentationMode:
         """The default presentation mode."""
         return self._registry.default_mode
+
+    @property
+    def output_budget(self) -> OutputBudget:
+        """The model-facing budget of a tool result whose definition sets no ``max_output_chars``."""
+        return self._output_budget
+
+    @property
+    def tool_timeout_ms(self) -> float | Unbounded:
+        """The deadline of a call whose tool sets no ``timeout_ms`` (``UNBOUNDED``: none)."""
+        return self._tool_timeout_ms
 
     @property
     def max_parallel_sub_calls(self) -> int:
@@ -139,6 +211,13 @@ class ToolRuntime(ListenerOwner):
 
     @code_runtime.setter
     def code_runtime(self, runtime: object | None) -> None:
+        if runtime is None:
+            modes = [self.mode, *self.declared_presentations().values()]
+            needing = next((mode for mode in modes if mode != "native"), None)
+            if needing is not None:
+                raise ValueError(
+                    f'cannot unset code_runtime: mode "{needing}" is in use and requires a code runtime'
+                )
         self._code_runtime = runtime
         self._install_transport()
 
@@ -354,8 +433,12 @@ class Scope(ListenerOwner):
         return self.runtime._registry.restrict(allow, deny, self.key, self)
 
     def present_as(self, mode: PresentationMode) -> Disposer:
-        """Choose this scope's presentation (``native``, ``code`` or ``both``), once."""
+        """Choose this scope's presentation (``native``, ``code`` or ``both``), once.
+
+        ``code`` and ``both`` raise ``ValueError`` here when the runtime has no code runtime."""
         self._check_open()
+        if mode in ("code", "both") and self.runtime.code_runtime is None:
+            raise ValueError(_missing_code_runtime(f'scope.present_as("{mode}")'))
         return self.runtime._registry.present_as(mode, self.key, self)
 
     def on(self, event: EventName, listener: Callable[..., Any], *, prepend: bool = False) -> Disposer:

@@ -51,7 +51,6 @@ from toolrt import (
     Accept,
     Block,
     Deny,
-    ToolFailure,
     ToolrtError,
     ToolRuntime,
     ToolSuccess,
@@ -1209,15 +1208,12 @@ async def test_runs_without_a_logging_agent_dispatch_but_log_nothing(agent: str 
 
 
 async def test_executing_run_code_without_a_runtime_is_a_structured_error() -> None:
-    """executing run_code under a missing runtime is a structured isError, not a crash"""
-    runtime = ToolRuntime(mode="code")
-
-    result = await run_code(runtime)
-
-    assert isinstance(result, ToolFailure)
-    message = only_text(result)
-    assert "requires a code runtime" in message
-    assert message.startswith('Error: toolrt: mode "code" requires a code runtime')
+    """Issue 12 item 4 (was: a structured isError at the first run_code): the missing runtime is
+    refused at construction, so no model ever reads it."""
+    with pytest.raises(ValueError) as raised:
+        ToolRuntime(mode="code")
+    message = str(raised.value)
+    assert message.startswith('ToolRuntime(mode="code") requires a code runtime')
     assert "ToolRuntime(code_runtime=...)" in message
 
 

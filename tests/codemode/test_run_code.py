@@ -394,16 +394,13 @@ async def test_sdk_text_is_byte_identical_across_assemblies_of_an_unchanged_tool
 
 
 async def test_every_assembly_fails_when_a_non_native_mode_has_no_code_runtime() -> None:
-    """rejects every assembly when a non-native mode has no code runtime"""
-    deployment = setup_with_echo("code", language=None)
-    agent = deployment.runtime.scope("scoped")
-
-    for scope in (None, None, agent):
-        with pytest.raises(RuntimeError, match="requires a code runtime") as raised:
-            await deployment.prompt.assemble(scope)
-        message = str(raised.value)
-        assert message.startswith('toolrt: mode "code" requires a code runtime')
-        assert "ToolRuntime(code_runtime=...)" in message
+    """Issue 12 item 4 (was: every assembly fails): a code mode without a code runtime now fails at
+    construction, before any assembly, naming the fix."""
+    with pytest.raises(ValueError, match="requires a code runtime") as raised:
+        setup_with_echo("code", language=None)
+    message = str(raised.value)
+    assert message.startswith('ToolRuntime(mode="code") requires a code runtime')
+    assert "ToolRuntime(code_runtime=...)" in message
 
 
 async def test_every_assembly_fails_when_the_runtime_language_has_no_sdk_renderer() -> None:
@@ -491,7 +488,7 @@ async def test_the_run_code_flavor_resolves_lazily_and_fails_loud_on_an_unknown_
 
 async def test_the_run_code_flavor_degrades_to_typescript_without_a_runtime() -> None:
     """degrades the run_code flavor to TypeScript when no runtime is mounted"""
-    runtime = ToolRuntime(mode="code")
+    runtime = ToolRuntime(mode="code", code_runtime=FakeRuntime())
 
     definition = runtime.get(RUN_CODE)
 
@@ -546,13 +543,14 @@ def test_direct_construction_rejects_a_non_positive_parallel_sub_call_cap() -> N
     """
     for bad in (0, -1, 1.5, "2", True):
         with pytest.raises(ValueError, match="max_parallel_sub_calls must be a positive integer"):
-            ToolRuntime(mode="code", max_parallel_sub_calls=bad)  # type: ignore[arg-type]
-    assert ToolRuntime(mode="code", max_parallel_sub_calls=1).max_parallel_sub_calls == 1
+            ToolRuntime(mode="code", max_parallel_sub_calls=bad, code_runtime=FakeRuntime())  # type: ignore[arg-type]
+    capped = ToolRuntime(mode="code", max_parallel_sub_calls=1, code_runtime=FakeRuntime())
+    assert capped.max_parallel_sub_calls == 1
 
 
 def test_direct_construction_in_code_mode_defaults_the_parallel_sub_call_cap() -> None:
     """direct construction in code mode defaults the parallel sub-call cap"""
-    runtime = ToolRuntime(mode="code")
+    runtime = ToolRuntime(mode="code", code_runtime=FakeRuntime())
 
     assert runtime.max_parallel_sub_calls == 10
     assert runtime.get(RUN_CODE) is not None
@@ -560,7 +558,7 @@ def test_direct_construction_in_code_mode_defaults_the_parallel_sub_call_cap() -
 
 async def test_direct_construction_without_config_defaults_to_native() -> None:
     """defaults to native mode under direct construction with no config"""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     prompt = SystemPrompt(chain=runtime_chain(runtime))
     connect_runtime(prompt, runtime)
 
@@ -595,7 +593,7 @@ async def test_presents_the_description_as_the_execute_card_title() -> None:
 
 async def test_a_model_direct_native_call_under_code_mode_is_unknown_tool() -> None:
     """denies a model-direct native-tool call under code mode as UNKNOWN_TOOL"""
-    runtime = ToolRuntime(mode="code")
+    runtime = ToolRuntime(mode="code", code_runtime=FakeRuntime())
     calls = register_echo(runtime, "write")
     seen: list[str] = []
     runtime.on("tools/pre-execute", lambda execution, next_: seen.append("pre") or next_())
@@ -615,7 +613,7 @@ async def test_a_model_direct_native_call_under_code_mode_is_unknown_tool() -> N
 
 async def test_a_pre_aborted_collapsed_call_is_aborted_before_dispatch() -> None:
     """routes a pre-aborted collapsed call through ABORTED_BEFORE_DISPATCH"""
-    runtime = ToolRuntime(mode="code")
+    runtime = ToolRuntime(mode="code", code_runtime=FakeRuntime())
     calls = register_echo(runtime, "write")
 
     result = await runtime.execute(
@@ -630,7 +628,7 @@ async def test_the_collapse_denial_drops_the_finalizer_but_a_pre_aborted_collaps
     """C2 / §4.1 item 5: the ``UNKNOWN_TOOL`` collapse denial (and a non-aborted collapsed call's
     invalid-arguments failure) skips the visible tool's ``finalize_content``; the pre-aborted
     ``ABORTED_BEFORE_DISPATCH`` result of a collapsed call still applies it."""
-    runtime = ToolRuntime(mode="code")
+    runtime = ToolRuntime(mode="code", code_runtime=FakeRuntime())
     finalized: list[str] = []
 
     def finalize(execution: Any, result: Any) -> Any:
@@ -654,7 +652,7 @@ async def test_the_collapse_denial_drops_the_finalizer_but_a_pre_aborted_collaps
 
 async def test_a_collapsed_call_with_non_lossless_arguments_reports_the_arguments() -> None:
     """C2: if argument materialization fails first, the invalid-arguments error wins over the collapse."""
-    runtime = ToolRuntime(mode="code")
+    runtime = ToolRuntime(mode="code", code_runtime=FakeRuntime())
     register_echo(runtime, "write")
 
     result = await runtime.execute(call_input("write", {"value": {1, 2}}, call_id="call-1"))
@@ -665,12 +663,12 @@ async def test_a_collapsed_call_with_non_lossless_arguments_reports_the_argument
 async def test_collapse_makes_model_direct_calls_exclusive_but_not_nested_ones() -> None:
     """M2 / C3 / C4: under code a model-direct call is exclusive whatever its classifier says; a nested
     (parented) call keeps its classification; under ``both`` model-direct calls execute normally."""
-    coded = ToolRuntime(mode="code")
+    coded = ToolRuntime(mode="code", code_runtime=FakeRuntime())
     register_echo(coded, "reader", safe=True)
     assert coded.execution_mode(call_input("reader", {"value": "x"})) == "exclusive"
     assert coded.execution_mode(call_input("reader", {"value": "x"}, parent=ExecutionToken())) == "parallel"
 
-    both = ToolRuntime(mode="both")
+    both = ToolRuntime(mode="both", code_runtime=FakeRuntime())
     calls = register_echo(both, "reader", safe=True)
     assert both.execution_mode(call_input("reader", {"value": "x"})) == "parallel"
     result = await both.execute(call_input("reader", {"value": "direct"}))
@@ -835,7 +833,7 @@ async def test_unloading_the_agent_restores_the_deployment_default(unload: str) 
 
 def test_a_second_declaration_for_the_same_agent_is_refused() -> None:
     """refuses a second declaration for the same agent"""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     agent = runtime.scope("scoped")
     agent.present_as("code")
 
@@ -851,7 +849,7 @@ def test_a_second_declaration_for_the_same_agent_is_refused() -> None:
 
 def test_an_unscoped_declaration_is_refused() -> None:
     """refuses an unscoped declaration"""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
 
     with pytest.raises(ValueError, match="requires a scoped context"):
         runtime.present_as("code")
@@ -861,7 +859,7 @@ def test_an_unscoped_declaration_is_refused() -> None:
 @pytest.mark.parametrize("where", ["global", "scoped"])
 def test_run_code_is_reserved_even_where_no_agent_presents_it(where: str) -> None:
     """reserves run_code even where no agent presents it"""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     target = runtime if where == "global" else runtime.scope("plain")
 
     with pytest.raises(ValueError, match="is reserved"):
@@ -871,24 +869,13 @@ def test_run_code_is_reserved_even_where_no_agent_presents_it(where: str) -> Non
 
 
 async def test_a_missing_runtime_is_reported_against_the_agents_own_mode() -> None:
-    """reports the missing runtime against the agent's own mode"""
+    """Issue 12 item 4 (was: reported at assembly, and by run_code): present_as names the agent's
+    own mode when it is declared, and declares nothing."""
     deployment = setup_with_echo("native", language=None)
     agent = deployment.runtime.scope("scoped")
-    agent.present_as("both")
 
-    with pytest.raises(RuntimeError, match='mode "both" requires a code runtime'):
-        await deployment.prompt.assemble(agent)
+    for mode in ("both", "code"):
+        with pytest.raises(ValueError, match=f'present_as\\("{mode}"\\) requires a code runtime'):
+            agent.present_as(mode)  # type: ignore[arg-type]
+    assert (await deployment.prompt.assemble(agent)).tool_names == ("echo",)
     assert (await deployment.prompt.assemble()).tool_names == ("echo",)
-
-
-async def test_executing_run_code_without_a_runtime_names_the_deployment_mode() -> None:
-    """§4.1 item 8 (pinned upstream quirk): ``run_code``'s own missing-runtime error names the
-    *deployment* default mode, not the agent's — assembly, which runs first, names the agent's."""
-    deployment = setup("native", language=None)
-    agent = deployment.runtime.scope("scoped")
-    agent.present_as("code")
-
-    result = await run_code(deployment.runtime, agent=agent)
-
-    assert result.is_error is True
-    assert result.content[0]["text"].startswith('Error: toolrt: mode "native" requires a code runtime')

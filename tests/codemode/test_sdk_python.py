@@ -1342,3 +1342,20 @@ def test_a_cycle_anywhere_in_a_valid_schema_degrades_only_that_tool(schema: dict
     text = render([tool("cyc", "", cyclic), BASH])
     assert "async def cyc(self, args: Any) -> str: ..." in text
     assert "class BashArgs(TypedDict):" in text
+
+
+def test_a_schema_valued_additional_properties_renders_as_a_typed_dict_hint() -> None:
+    nested = {
+        "type": "object",
+        "additionalProperties": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": {"oneOf": [{"type": "string"}, {"type": "null"}]},
+            },
+        },
+    }
+    assert json_schema_to_py(nested) == "dict[str, list[dict[str, str | None]]]"
+    assert (
+        json_schema_to_py({"type": "object", "additionalProperties": {"type": "integer"}}) == "dict[str, int]"
+    )

@@ -386,6 +386,9 @@ def interpret(schema: Mapping[str, Any]) -> Any:
         return ("array", interpret(schema["items"]) if "items" in schema else ("kw", "JsonValue"))
     closed = schema.get("additionalProperties") is False
     entries = js_entries(schema.get("properties", {}))
+    additional = schema.get("additionalProperties")
+    if not entries and isinstance(additional, Mapping):
+        return ("record", ("kw", "string"), interpret(additional))  # dict[str, X], decision 0010
     if not entries:
         return ("record", ("kw", "string"), ("kw", "never" if closed else "JsonValue"))
     required = set(schema.get("required", []))
@@ -1071,3 +1074,27 @@ def test_tool_descriptions_are_collapsed_jsdoc_and_empty_ones_are_omitted() -> N
         "interface ToolArgsMap {\n  /** Ends *\\/ early and wraps. */\n  a: Record<string, JsonValue>;\n"
         "  b: Record<string, JsonValue>;\n}"
     ) in text
+
+
+def test_a_schema_valued_additional_properties_renders_as_a_typed_record() -> None:
+    nested = {
+        "type": "object",
+        "additionalProperties": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": {"oneOf": [{"type": "string"}, {"type": "null"}]},
+            },
+        },
+    }
+    assert json_schema_to_ts(nested) == "Record<string, (Record<string, string | null>)[]>"
+    assert json_schema_to_ts({"type": "object", "additionalProperties": {"type": "integer"}}) == (
+        "Record<string, number>"
+    )
+    # Beside declared properties TypeScript would apply X to them too, so the record stays JsonValue.
+    mixed = {
+        "type": "object",
+        "properties": {"a": {"type": "string"}},
+        "additionalProperties": {"type": "integer"},
+    }
+    assert json_schema_to_ts(mixed) == "{\n  a?: string;\n} & Record<string, JsonValue>"

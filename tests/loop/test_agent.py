@@ -331,3 +331,40 @@ async def test_additional_contexts_follow_the_batch_of_results() -> None:
         *list(second),
         AssistantMessage(text="ok", stop_reason=None),
     ]
+
+
+async def test_cancelling_the_awaiting_task_during_run_code_drains_the_bridge_before_turn_end() -> None:
+    from code_mode_fakes import FakeRuntime, Gated, call
+
+    fake = FakeRuntime()
+    runtime = ToolRuntime(mode="code", code_runtime=fake)
+    gated = Gated(runtime, "slow", safe=True)
+    program_started = asyncio.Event()
+
+    async def program(request: Any) -> Any:
+        program_started.set()
+        await asyncio.gather(call(request, "slow", {"id": "a"}), call(request, "slow", {"id": "b"}))
+
+    fake.behavior = program
+    model = ScriptedModel(
+        [AssistantMessage(tool_calls=(ToolCall("r1", "run_code", '{"code":"p","description":"d"}'),)), "done"]
+    )
+    agent = Agent(runtime, model)
+    task = asyncio.ensure_future(agent.run_turn("go"))
+    await program_started.wait()
+    while len(gated.parked()) < 2:
+        await asyncio.sleep(0)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    types = event_types(agent.session)
+    assert types[-1] == "turn/end"
+    assert types.count("tool/code-dispatch") == 2
+    assert [e.data["call_id"] for e in agent.session.events() if e.type == "tool/result"] == ["r1"]
+    assert gated.live == 0
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert event_types(agent.session) == types  # nothing lands after turn/end
+    # The next turn starts from a clean conversation.
+    result = await agent.run_turn("again")
+    assert result.reason == "stop"

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from code_mode_fakes import FakeRuntime
 from helpers import string_tool
 from toolrt import (
     AbortController,
@@ -323,6 +324,93 @@ async def test_every_call_has_exactly_one_result_when_the_awaiting_task_is_cance
     assert all(item.result.is_error for item in recorded)
 
 
+async def test_a_call_cancelled_inside_an_async_post_execute_still_gets_its_one_result() -> None:
+    runtime, probe = ToolRuntime(), Probe()
+    runtime.register(probe.tool("read"))
+    entered = asyncio.Event()
+
+    async def slow_post(execution: Any, result: Any, next: Any) -> Any:
+        entered.set()
+        await asyncio.Event().wait()  # never settles: the awaiting task is cancelled here
+        return await next()
+
+    runtime.on("tools/post-execute", slow_post)
+    observed: list[str] = []
+    runtime.on("tools/result", lambda execution, result: observed.append(execution.call_id))
+    recorded: list[CommittedCall] = []
+    batch = calls(("read", '{"key":"a"}'), ("read", '{"key":"b"}'))
+    task = asyncio.ensure_future(
+        run_tool_calls(runtime, batch, signal=AbortController().signal, on_result=recorded.append)
+    )
+    await entered.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert [item.call.id for item in recorded] == ["c1", "c2"]
+    assert sorted(observed) == ["c1", "c2"]
+    assert [item.result.error.info.code for item in recorded] == ["ABORTED", "ABORTED"]  # type: ignore[union-attr]
+
+
+async def test_a_denied_call_behind_a_cancelled_async_post_execute_gets_its_result() -> None:
+    runtime, probe = ToolRuntime(), Probe()
+    runtime.register(probe.tool("read", safe=False))
+    runtime.register(probe.tool("write", safe=False))
+    entered = asyncio.Event()
+
+    async def slow_post(execution: Any, result: Any, next: Any) -> Any:
+        entered.set()
+        await asyncio.Event().wait()
+        return await next()
+
+    runtime.on("tools/post-execute", slow_post)
+    runtime.on(
+        "tools/pre-execute",
+        lambda execution, next: Deny("no writes") if execution.name == "write" else next(),
+    )
+    recorded: list[CommittedCall] = []
+    batch = calls(("read", '{"key":"a"}'), ("write", '{"key":"w"}'))
+    task = asyncio.ensure_future(
+        run_tool_calls(runtime, batch, signal=AbortController().signal, on_result=recorded.append)
+    )
+    await entered.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert [item.call.id for item in recorded] == ["c1", "c2"]
+    assert "start:w" not in probe.events
+
+
+async def test_cancelling_the_awaiting_task_drains_started_bodies_before_cancelled_error_propagates() -> None:
+    runtime = ToolRuntime()
+    cleaned: list[str] = []
+    started = asyncio.Event()
+
+    async def body(args: Any, ctx: Any) -> str:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            # A bounded cleanup that itself awaits (flush a file, kill a child process).
+            for _ in range(5):
+                await asyncio.sleep(0)
+            cleaned.append("done")
+        return "never"
+
+    runtime.register(string_tool("slow", body, description="slow"))
+    recorded: list[CommittedCall] = []
+    task = asyncio.ensure_future(
+        run_tool_calls(
+            runtime, calls(("slow", "{}")), signal=AbortController().signal, on_result=recorded.append
+        )
+    )
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert cleaned == ["done"]
+    assert [item.result.error.info.code for item in recorded] == ["ABORTED"]  # type: ignore[union-attr]
+
+
 async def test_stops_new_dispatches_and_drains_started_bodies_before_surfacing_an_internal_failure() -> None:
     runtime, probe = ToolRuntime(), Probe()
     runtime.register(probe.tool("read"))
@@ -338,7 +426,7 @@ async def test_stops_new_dispatches_and_drains_started_bodies_before_surfacing_a
 
 
 async def test_denies_a_model_direct_native_call_under_code_mode_and_the_body_never_runs() -> None:
-    runtime, probe = ToolRuntime(mode="code"), Probe()
+    runtime, probe = ToolRuntime(mode="code", code_runtime=FakeRuntime()), Probe()
     runtime.register(probe.tool("read"))
     committed = await run_tool_calls(runtime, calls(("read", "{}")), signal=AbortController().signal)
     result = committed[0].result

@@ -17,6 +17,7 @@ import logging
 import math
 import re
 import threading
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -545,7 +546,7 @@ async def test_lossy_and_schema_mismatched_values_fail_before_post_execute(runti
     mismatch = await runtime.execute(call_input("wrong-output", call_id="mismatch"))
 
     assert lossy == failure(
-        'tool "lossy-output" returned invalid output: value is not lossless JSON', *OUTPUT_ERROR
+        'tool "lossy-output" returned invalid output: value: function is not a JSON type', *OUTPUT_ERROR
     )
     assert mismatch == failure(
         'tool "wrong-output" returned invalid output: "value" must be a string', *OUTPUT_ERROR
@@ -555,12 +556,28 @@ async def test_lossy_and_schema_mismatched_values_fail_before_post_execute(runti
 
 
 @pytest.mark.parametrize(
-    "value",
-    [math.nan, math.inf, -math.inf, -0.0, 2**53 + 1, {1: "int key"}, {"a": {1, 2}}, b"bytes", object()],
-    ids=["nan", "inf", "-inf", "-0.0", "unsafe-int", "int-key", "set", "bytes", "object"],
+    ("value", "detail"),
+    [
+        (math.nan, "value: NaN and infinities are not JSON numbers"),
+        (math.inf, "value: NaN and infinities are not JSON numbers"),
+        (-math.inf, "value: NaN and infinities are not JSON numbers"),
+        ({"delta": -0.0}, "value.delta: -0.0 is not lossless JSON (it reads back as 0)"),
+        (2**53 + 1, "value: integer is not exactly representable as a JSON number"),
+        ({1: "int key"}, "value: object key 1 is not a string"),
+        ({"a": {1, 2}}, "value.a: set is not a JSON type"),
+        (b"bytes", "value: bytes is not a JSON type"),
+        (object(), "value: object is not a JSON type"),
+        ({"result": [Fraction(2)]}, "value.result[0]: fractions.Fraction is not a JSON type"),
+    ],
+    ids=["nan", "inf", "-inf", "-0.0", "unsafe-int", "int-key", "set", "bytes", "object", "fraction"],
 )
-async def test_a_non_lossless_body_value_is_invalid_tool_output(runtime: ToolRuntime, value: Any) -> None:
-    """Python-specific addition (D15, pitfall 1): Python values JSON cannot carry losslessly."""
+async def test_a_non_lossless_body_value_is_invalid_tool_output(
+    runtime: ToolRuntime, value: Any, detail: str
+) -> None:
+    """Python-specific addition (D15, pitfall 1): Python values JSON cannot carry losslessly.
+
+    Issue 13: the message names the path and the offending Python type (it used to say only
+    "value is not lossless JSON")."""
     runtime.register(
         define_tool(
             name="lossy",
@@ -573,9 +590,7 @@ async def test_a_non_lossless_body_value_is_invalid_tool_output(runtime: ToolRun
 
     result = await runtime.execute(call_input("lossy"))
 
-    assert result == failure(
-        'tool "lossy" returned invalid output: value is not lossless JSON', *OUTPUT_ERROR
-    )
+    assert result == failure(f'tool "lossy" returned invalid output: {detail}', *OUTPUT_ERROR)
 
 
 async def test_a_value_violating_an_object_schema_lists_every_violation(runtime: ToolRuntime) -> None:

@@ -10,12 +10,13 @@ from typing import Any
 import pytest
 
 from helpers import string_tool
-from toolrt import AbortController, ToolDefinition, ToolExecutionInput, ToolRuntime
+from toolrt import UNBOUNDED, AbortController, ToolDefinition, ToolExecutionInput, ToolRuntime
 from toolrt._errors import TOOL_ABORTED, AbortError
+from toolrt._tool_definition import Unbounded
 from toolrt.policies._timeout import install_timeout_policy
 
 
-def budgeted(name: str, body: Any, timeout_ms: float | None) -> ToolDefinition:
+def budgeted(name: str, body: Any, timeout_ms: float | Unbounded | None) -> ToolDefinition:
     return string_tool(name, body, description=name, timeout_ms=timeout_ms)
 
 
@@ -25,7 +26,9 @@ def call(name: str, signal: Any = None) -> ToolExecutionInput:
     )
 
 
-async def run_recording_signals(name: str, timeout_ms: float | None) -> tuple[Any, Any, list[Any]]:
+async def run_recording_signals(
+    name: str, timeout_ms: float | Unbounded | None
+) -> tuple[Any, Any, list[Any]]:
     """Run ``name`` (returning its own name, with budget ``timeout_ms``) under the timeout policy and a
     fresh caller signal; return the result, the caller signal and the signals its body saw.
     """
@@ -42,10 +45,18 @@ async def run_recording_signals(name: str, timeout_ms: float | None) -> tuple[An
     return await runtime.execute(call(name, caller)), caller, seen
 
 
-async def test_delegates_a_tool_without_a_budget_unchanged_and_leaves_the_signal_alone() -> None:
-    result, caller, seen = await run_recording_signals("plain", None)
+async def test_delegates_a_tool_with_no_deadline_unchanged_and_leaves_the_signal_alone() -> None:
+    # Issue 12 changed this on purpose: under the policy, a tool without timeout_ms now has the
+    # runtime's tool_timeout_ms; only an explicit UNBOUNDED means "no deadline".
+    result, caller, seen = await run_recording_signals("plain", UNBOUNDED)
     assert result.value == "plain"
     assert seen == [caller]
+
+
+async def test_a_tool_without_timeout_ms_gets_the_runtime_default_deadline() -> None:
+    result, caller, seen = await run_recording_signals("plain", None)
+    assert result.value == "plain"
+    assert seen[0] is not caller and not seen[0].aborted
 
 
 async def test_a_budgeted_tool_that_returns_fast_keeps_its_result_and_sees_a_derived_signal() -> None:

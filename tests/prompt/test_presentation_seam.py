@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from code_mode_fakes import FakeRuntime
 from helpers import echo_tool
 from toolrt import ToolRuntime
 from toolrt._prompt import (
@@ -52,7 +53,7 @@ def test_the_core_never_imports_code_mode(path: Path) -> None:
 
 def test_importing_toolrt_plugs_code_mode_into_both_seams() -> None:
     assert presentation_prompt() is CODE_MODE_PROMPT
-    runtime = ToolRuntime(mode="code")
+    runtime = ToolRuntime(mode="code", code_runtime=FakeRuntime())
     definition = runtime.get("run_code")
     assert definition is not None
     # No code runtime configured: the TypeScript flavour.
@@ -72,7 +73,7 @@ def unplugged() -> Iterator[None]:
 
 @pytest.mark.usefixtures("unplugged")
 async def test_without_a_code_presentation_code_scopes_see_no_run_code_but_the_name_stays_reserved() -> None:
-    runtime = ToolRuntime(mode="code")
+    runtime = ToolRuntime(mode="code", code_runtime=FakeRuntime())
     runtime.register(echo_tool())
     assert runtime.get("run_code") is None
     assert [schema["name"] for schema in runtime.schemas()] == ["echo"]
@@ -108,7 +109,7 @@ async def test_a_registered_presentation_prompt_supplies_the_tools_and_sections_
 ):
     banner = Banner()
     use_presentation_prompt(banner)
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(echo_tool())
     early = runtime.scope("early")
     early.present_as("both")

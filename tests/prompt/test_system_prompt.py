@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from code_mode_fakes import FakeRuntime
 from helpers import echo_tool
 from toolrt import AbortSignal, ToolRuntime, ToolSchema
 from toolrt._prompt import (
@@ -217,7 +218,7 @@ async def test_a_section_on_an_ancestor_scope_shadows_for_every_descendant() -> 
 
 
 async def test_runtime_chain_follows_the_runtime_scope_parents() -> None:
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.scope("preset")
     agent = runtime.scope("agent", parent="preset")
     runtime.scope("loner")
@@ -231,7 +232,7 @@ async def test_runtime_chain_follows_the_runtime_scope_parents() -> None:
 
 
 async def test_owner_undoes_scoped_registrations_when_the_scope_closes() -> None:
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     scope = runtime.scope("agent")
     prompt = SystemPrompt(chain=runtime_chain(runtime))
     prompt.section("note", 0, "scoped note", scope=scope, owner=scope)
@@ -655,7 +656,7 @@ def wire(assembly: Assembly) -> str:
 
 
 async def test_unchanged_registrations_assemble_byte_identically() -> None:
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(echo_tool())
     runtime.register(
         echo_tool(name="read", parameters={"path": {"type": "string"}, "limit": {"type": "number"}})
@@ -695,7 +696,7 @@ async def test_unchanged_registrations_assemble_byte_identically() -> None:
 
 
 def native_runtime() -> ToolRuntime:
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     for name in ("echo", "read", "bash"):
         runtime.register(echo_tool(name=name))
     return runtime
@@ -754,22 +755,22 @@ async def test_connect_runtime_is_undone_by_its_disposer_and_by_runtime_close() 
     dispose()
     assert (await prompt.assemble()).tools == ()
 
-    # A code-mode runtime without a code runtime makes its provider fail: observable removal.
-    closing = ToolRuntime(mode="code")
+    # A code-mode runtime whose code runtime has no SDK renderer makes its provider fail: observable removal.
+    closing = ToolRuntime(mode="code", code_runtime=FakeRuntime("cobol"))
     connect_runtime(prompt, closing)
-    with pytest.raises(RuntimeError, match="requires a code runtime"):
+    with pytest.raises(RuntimeError, match="no SDK renderer"):
         await prompt.assemble()
     closing.close()
     assert (await prompt.assemble()).tools == ()
 
 
 async def test_non_native_scopes_fail_every_assembly_without_code_mode_wiring() -> None:
-    runtime = ToolRuntime(mode="code")
+    runtime = ToolRuntime(mode="code", code_runtime=FakeRuntime("cobol"))
     runtime.register(echo_tool())
     prompt = SystemPrompt()
     connect_runtime(prompt, runtime)
     for _ in range(2):
-        with pytest.raises(RuntimeError, match='mode "code" requires a code runtime'):
+        with pytest.raises(RuntimeError, match='no SDK renderer registered for runtime language "cobol"'):
             await prompt.assemble()
 
 

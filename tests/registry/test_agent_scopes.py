@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from code_mode_fakes import FakeRuntime
 from helpers import raw_tool, string_tool, text
 from toolrt import AbortSignal, Accept, Allow, Deny, ToolExecutionInput, ToolFailure, ToolRuntime, ToolSuccess
 from toolrt.lowlevel import ExecutionToken, ToolErrorInfo, ToolExecution
@@ -54,7 +55,7 @@ class Counter:
 
 def counted_runtime() -> tuple[ToolRuntime, Counter]:
     """A runtime with the global tool ``t`` and the :class:`Counter` of its body's calls."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     body = Counter()
     runtime.register(raw_tool("t", counter=body))
     return runtime, body
@@ -62,7 +63,7 @@ def counted_runtime() -> tuple[ToolRuntime, Counter]:
 
 def agent_scope_over(*tool_names: str, agent: str = "agent") -> tuple[ToolRuntime, Any]:
     """A runtime with a :func:`raw_tool` per name registered globally, and the scope of ``agent``."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     for name in tool_names:
         runtime.register(raw_tool(name))
     return runtime, runtime.scope(agent)
@@ -160,7 +161,7 @@ async def test_keeps_final_result_observers_synchronous() -> None:
 
 async def test_files_a_scoped_tool_in_its_layer_visible_and_executable_for_that_scope_only() -> None:
     """files a scoped tool in its layer: visible/executable for that scope only (§3.2 item 20)."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("shared"))
     scope = runtime.scope("a")
     runtime.scope("b")
@@ -183,7 +184,7 @@ async def test_scoped_shadows_global_on_a_name_conflict_in_either_registration_o
     scoped_first: bool,
 ) -> None:
     """scoped shadows global on a name conflict, in either registration order."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("read"))
     scope = runtime.scope("a")
     if scoped_first:
@@ -213,7 +214,7 @@ def test_a_scoped_shadow_keeps_the_inherited_position() -> None:
 
 def test_rejects_a_duplicate_name_within_one_layer_naming_the_scope_api_for_the_global_case() -> None:
     """rejects a duplicate name within one layer, naming agent.ctx for the global case."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("dup"))
     with pytest.raises(ValueError) as raised:
         runtime.register(raw_tool("dup"))
@@ -229,7 +230,7 @@ def test_rejects_a_duplicate_name_within_one_layer_naming_the_scope_api_for_the_
 
 async def test_disposing_the_scope_unwinds_its_registrations_and_leaves_no_residue() -> None:
     """disposing the scope unwinds its registrations and leaves no residue."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("shared"))
     runtime.register(raw_tool("bash"))
     scope = runtime.scope("a")
@@ -263,7 +264,7 @@ async def test_disposing_the_scope_unwinds_its_registrations_and_leaves_no_resid
 
 def test_scope_methods_refuse_after_close_and_the_scope_is_a_context_manager() -> None:
     """R1 (Python shape): ``with runtime.scope(...)`` closes it; a closed scope refuses registrations."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     with runtime.scope("a") as scope:
         scope.register(raw_tool("mine"))
         with pytest.raises(ValueError, match="already open"):
@@ -303,7 +304,7 @@ async def test_lifting_one_registration_never_reclaims_a_layer_that_still_holds_
 
 def test_a_scope_has_one_parent_and_the_chain_cannot_form_a_cycle() -> None:
     """§1.2 dsh-scope ``bindScopeParent``: one parent, cycle-checked; a refused open leaves no scope."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     with pytest.raises(ValueError, match="own parent"):
         runtime.scope("self", parent="self")
     runtime.scope("a", parent="b")
@@ -322,7 +323,7 @@ def test_a_scope_has_one_parent_and_the_chain_cannot_form_a_cycle() -> None:
 
 async def test_disposers_of_a_closed_scope_are_harmless() -> None:
     """R1: every disposer is idempotent, also after its scope closed it."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     scope = runtime.scope("a")
     dispose = scope.register(raw_tool("mine"))
     scope.close()
@@ -340,7 +341,7 @@ async def test_disposers_of_a_closed_scope_are_harmless() -> None:
 async def test_restrict_masks_globals_merges_local_tools_and_keeps_schemas_with_execution() -> None:
     """restrict() › masks global tools, merges scope-local tools afterward, and keeps assembly with
     execution (§3.2 item 21). Assembly is represented by ``schemas()``."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("read"))
     runtime.register(raw_tool("bash"))
     scope = runtime.scope("a")
@@ -359,7 +360,7 @@ async def test_restrict_masks_globals_merges_local_tools_and_keeps_schemas_with_
 async def test_restrict_applies_snapshotted_filters_to_the_live_global_registry() -> None:
     """restrict() › applies snapshotted filters to the live global registry before merging later
     scope-local tools."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("read"))
     runtime.register(raw_tool("bash"))
     denying = runtime.scope("deny-bash")
@@ -392,7 +393,7 @@ def test_restrict_composes_multiple_restrictions_by_intersection_and_lifts_each_
 
 def test_restrict_compiles_the_filter_values_at_registration() -> None:
     """restrict() › compiles the readonly filter values at registration."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     for name in ("read", "bash", "web"):
         runtime.register(raw_tool(name))
     scope = runtime.scope("agent")
@@ -408,7 +409,7 @@ def test_restrict_compiles_the_filter_values_at_registration() -> None:
 
 def test_an_empty_allow_list_hides_every_inherited_tool_but_not_own_tools() -> None:
     """RX2: an empty array is a valid filter — ``allow=[]`` hides every inherited tool."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("read"))
     scope = runtime.scope("agent")
     scope.register(raw_tool("own"))
@@ -419,14 +420,14 @@ def test_an_empty_allow_list_hides_every_inherited_tool_but_not_own_tools() -> N
 
 def test_restrict_fails_loud_on_an_unscoped_call_an_empty_filter_and_names_it_does_not_inherit() -> None:
     """restrict() › fails loud on an unscoped call, an empty filter, and names it does not inherit."""
-    empty = ToolRuntime()
+    empty = ToolRuntime(code_runtime=FakeRuntime())
     with pytest.raises(ValueError) as raised:
         empty.scope("agent").restrict(allow=["ghost"])
     assert str(raised.value) == (
         'tools.restrict() names unknown global tool "ghost"; known global tools: (none)'
     )
 
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("real"))
     scope = runtime.scope("agent")
     scope.register(raw_tool("local"))
@@ -462,7 +463,7 @@ def test_restrict_fails_loud_on_an_unscoped_call_an_empty_filter_and_names_it_do
 def test_restrict_rejects_the_run_code_transport_before_unknown_names(field: str) -> None:
     """RX3: naming ``run_code`` is refused (checked before unknown names), in every mode."""
     for mode in ("native", "code", "both"):
-        runtime = ToolRuntime(mode=mode)  # type: ignore[arg-type]
+        runtime = ToolRuntime(mode=mode, code_runtime=FakeRuntime())  # type: ignore[arg-type]
         runtime.register(raw_tool("real"))
         scope = runtime.scope("agent")
         with pytest.raises(ValueError) as raised:
@@ -472,7 +473,7 @@ def test_restrict_rejects_the_run_code_transport_before_unknown_names(field: str
 
 def test_restrict_refuses_a_bare_string_or_non_string_names() -> None:
     """Python-specific: ``allow="read"`` would silently mean the characters r/e/a/d; it is refused."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("read"))
     scope = runtime.scope("agent")
     with pytest.raises(TypeError, match="not a string"):
@@ -484,7 +485,7 @@ def test_restrict_refuses_a_bare_string_or_non_string_names() -> None:
 
 async def test_a_scope_object_and_its_key_name_the_same_agent() -> None:
     """Decision 0001: a ``Scope`` hashes and compares equal to its key (``agent=scope`` ≡ ``agent=key``)."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     scope = runtime.scope("a")
     scope.register(raw_tool("mine"))
     seen: list[Any] = []
@@ -505,7 +506,7 @@ async def test_a_scope_object_and_its_key_name_the_same_agent() -> None:
 async def test_filters_tools_the_child_inherits_from_an_ancestor_scope() -> None:
     """restrict() over an inherited scope layer › filters tools the child inherits from an ancestor
     scope, not only global ones."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     parent = runtime.scope("parent")
     child = runtime.scope("child", parent=parent)
     parent.register(raw_tool("bash"))
@@ -521,7 +522,7 @@ async def test_filters_tools_the_child_inherits_from_an_ancestor_scope() -> None
 def test_keeps_the_childs_own_registrations_outside_its_own_filter() -> None:
     """restrict() over an inherited scope layer › keeps the child's own registrations outside its own
     filter."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("read"))
     runtime.register(raw_tool("bash"))
     parent = runtime.scope("parent")
@@ -535,7 +536,7 @@ def test_keeps_the_childs_own_registrations_outside_its_own_filter() -> None:
 async def test_lets_an_ancestors_restriction_reach_every_scope_nested_inside_it() -> None:
     """restrict() over an inherited scope layer › lets an ancestor's restriction reach every scope
     nested inside it."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("web"))
     runtime.register(raw_tool("read"))
     parent = runtime.scope("parent")
@@ -551,7 +552,7 @@ async def test_lets_an_ancestors_restriction_reach_every_scope_nested_inside_it(
 
 def test_a_nearer_ancestor_definition_replaces_a_farther_one_in_place() -> None:
     """R4 step 2: a nearer layer replaces the definition but keeps the earlier map position."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("x", "global-x"))
     runtime.register(raw_tool("y"))
     parent = runtime.scope("parent")
@@ -714,7 +715,7 @@ async def test_guards_run_global_first_then_the_agent_chain_farthest_first() -> 
 
 async def test_guards_see_the_execution_and_run_only_after_an_allow() -> None:
     """G2/G3: guards run only when pre-execute allows; a guard denial still reaches post-execute."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("t"))
     guarded: list[Any] = []
     post_seen: list[Any] = []
@@ -827,7 +828,7 @@ async def test_defers_a_scoped_guard_that_replaces_the_last_guard_in_its_generat
 async def test_shares_one_token_and_materialized_argument_value_across_the_pipeline() -> None:
     """scoped execution dispatch › shares one token and materialized argument value across the
     pipeline."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     scope = runtime.scope("a")
     tokens: list[Any] = []
     argument_views: list[Any] = []
@@ -981,7 +982,7 @@ async def test_reads_a_stateful_parent_accessor_once_before_policy_dispatch_and_
     result observation (D4). Python counterpart: a property on a ToolExecutionInput subclass."""
     first, drifted = ExecutionToken(), ExecutionToken()
     cls = _counting_input_class("parent", [first, drifted])
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     seen: list[Any] = []
 
     async def execute(args: Any, ctx: Any) -> str:
@@ -1010,7 +1011,7 @@ async def test_uses_one_input_snapshot_for_the_normalized_error_shell() -> None:
     """scoped execution dispatch › uses one input snapshot for the normalized error shell: the error
     result for invalid arguments is published under the name/call id read first."""
     name_cls = _counting_input_class("call_id", ["c-first", "c-drifted"])
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("t"))
     seen: list[Any] = []
     runtime.on("tools/result", lambda execution, result: seen.append((execution.call_id, execution.name)))
@@ -1063,7 +1064,7 @@ async def test_normalizes_a_throwing_arguments_accessor_without_rereading_it() -
 
 async def test_reads_nested_arguments_once_into_the_executed_snapshot() -> None:
     """scoped execution dispatch › reads nested arguments once into the executed snapshot."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     received: list[Any] = []
 
     async def execute(args: Any, ctx: Any) -> str:
@@ -1143,7 +1144,7 @@ def collapsed_message(name: str) -> str:
 
 def test_present_as_requires_a_scoped_context() -> None:
     """P2: unscoped ``present_as`` → ``requires a scoped context``, naming the config alternative."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     with pytest.raises(ValueError) as raised:
         runtime.present_as("code")
     message = str(raised.value)
@@ -1154,7 +1155,7 @@ def test_present_as_requires_a_scoped_context() -> None:
 
 def test_present_as_rejects_a_second_declaration_in_the_same_scope() -> None:
     """P2: a second declaration → ``conflicts with "<existing>" already declared for this scope``."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     scope = runtime.scope("a")
     scope.present_as("code")
     with pytest.raises(ValueError) as raised:
@@ -1171,7 +1172,7 @@ def test_present_as_rejects_a_second_declaration_in_the_same_scope() -> None:
 
 def test_present_as_messages_name_the_python_api() -> None:
     """P2 messages under decision 0001: ``tools.presentAs`` → ``tools.present_as``."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     with pytest.raises(ValueError) as unscoped:
         runtime.present_as("code")
     scope = runtime.scope("a")
@@ -1190,7 +1191,7 @@ def test_present_as_messages_name_the_python_api() -> None:
 
 def test_present_as_rejects_an_unknown_mode() -> None:
     """Python-specific: a mode outside native/code/both is refused (upstream's type system does it)."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     scope = runtime.scope("a")
     with pytest.raises(ValueError, match="must be one of"):
         scope.present_as("python")  # type: ignore[arg-type]
@@ -1202,7 +1203,7 @@ def test_present_as_rejects_an_unknown_mode() -> None:
 @pytest.mark.parametrize("default", ["native", "code", "both"])
 def test_present_as_accepts_every_mode_and_its_disposal_restores_the_default(mode: Any, default: Any) -> None:
     """P1/P2: native, code and both are accepted; disposal restores the deployment default."""
-    runtime = ToolRuntime(mode=default)
+    runtime = ToolRuntime(mode=default, code_runtime=FakeRuntime())
     scope = runtime.scope("a")
     dispose = scope.present_as(mode)
     assert runtime.mode_for(scope) == mode
@@ -1216,7 +1217,7 @@ def test_present_as_accepts_every_mode_and_its_disposal_restores_the_default(mod
 
 def test_mode_for_inherits_the_nearest_declaration_down_a_parent_chain() -> None:
     """P3: ``mode_for`` = nearest declared mode on the chain (own first), else the config default."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     preset = runtime.scope("preset:code-like")
     joined = runtime.scope("joined-agent", parent=preset)
     grandchild = runtime.scope("grandchild", parent=joined)
@@ -1240,7 +1241,7 @@ def test_mode_for_inherits_the_nearest_declaration_down_a_parent_chain() -> None
 async def test_a_model_direct_call_under_code_mode_is_unknown_tool_with_the_route_back() -> None:
     """C1/C2 (§3.2 item 33): under effective ``code`` a direct call to another visible tool is
     ``UNKNOWN_TOOL`` naming the route through ``run_code``; no policy stage runs, tools/result does."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     body = Counter()
     finalized = Counter()
 
@@ -1272,7 +1273,7 @@ async def test_a_model_direct_call_under_code_mode_is_unknown_tool_with_the_rout
 async def test_a_pre_aborted_collapsed_call_is_aborted_before_dispatch_with_the_finalizer() -> None:
     """C2(a): a collapsed call whose signal is already aborted → ``ABORTED_BEFORE_DISPATCH``, with the
     visible tool's ``finalize_content`` applied."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     body = Counter()
     runtime.register(
         raw_tool("write", counter=body, finalize_content=lambda execution, result: text("finalized abort"))
@@ -1296,7 +1297,7 @@ async def test_a_pre_aborted_collapsed_call_is_aborted_before_dispatch_with_the_
 @pytest.mark.parametrize("aborted", [False, True], ids=["live", "pre-aborted"])
 async def test_invalid_arguments_win_over_the_collapse(aborted: bool) -> None:
     """C2 / E3: argument materialization failure wins; its finalizer is dropped unless aborted."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("write", finalize_content=lambda execution, result: text("finalized")))
     runtime.scope("a").present_as("code")
     signal = AbortSignal.aborted_with("stop") if aborted else AbortSignal()
@@ -1310,7 +1311,7 @@ async def test_invalid_arguments_win_over_the_collapse(aborted: bool) -> None:
 async def test_collapse_leaves_unknown_names_nested_calls_and_other_modes_alone() -> None:
     """C1/C4/§4.1 #13: an invisible name stays a plain unknown tool (through the pipeline); nested
     calls (with ``parent``) and ``both``/``native`` scopes execute normally."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("echo"))
     phases = PhaseCounter(runtime)
     runtime.scope("coded").present_as("code")
@@ -1330,7 +1331,7 @@ async def test_collapse_leaves_unknown_names_nested_calls_and_other_modes_alone(
 async def test_a_preset_scope_declaring_code_covers_every_agent_parented_to_it() -> None:
     """§3.2 item 33 (runtime-free part): a standing preset scope declaring ``code`` collapses direct
     calls of its joined agents; a sibling that is not parented stays native."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
 
     async def execute(args: Any, ctx: Any) -> str:
         return f"echo:{args['value']}"
@@ -1351,7 +1352,7 @@ async def test_a_preset_scope_declaring_code_covers_every_agent_parented_to_it()
 async def test_a_code_deployment_collapses_agent_less_calls_and_a_scope_can_opt_out() -> None:
     """P1/C1 (§3.2 item 33 opt-out): the deployment default applies to scopes declaring nothing and to
     agent-less calls; ``present_as("native")`` opts a scope out."""
-    runtime = ToolRuntime(mode="code")
+    runtime = ToolRuntime(mode="code", code_runtime=FakeRuntime())
     runtime.register(raw_tool("echo"))
     runtime.scope("opted-out").present_as("native")
     runtime.scope("default")
@@ -1363,7 +1364,7 @@ async def test_a_code_deployment_collapses_agent_less_calls_and_a_scope_can_opt_
 
 async def test_post_execute_accept_is_not_needed_for_a_collapsed_call() -> None:
     """C2: a post-execute listener that would rewrite every result never sees a collapsed call."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("echo"))
     runtime.on(
         "tools/post-execute", lambda execution, result, next: Accept(content=text("rewritten by policy"))
@@ -1380,7 +1381,7 @@ async def test_post_execute_accept_is_not_needed_for_a_collapsed_call() -> None:
 async def test_the_collapse_tracks_every_code_declaration_independently() -> None:
     """C1 + P2 disposal: closing one ``code`` scope (or a rolled-back declaration) never lifts the
     collapse of another scope that still declares ``code``."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("echo"))
     first = runtime.scope("first")
     second = runtime.scope("second")

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from code_mode_fakes import FakeRuntime
 from helpers import raw_tool
 from toolrt import AbortSignal, ExecutionMode, ToolDefinition, ToolExecutionInput, ToolRuntime, define_tool
 from toolrt.lowlevel import ExecutionToken
@@ -45,7 +46,7 @@ def call(name: str, arguments: Any = None, **fields: Any) -> ToolExecutionInput:
 
 def test_returns_parallel_only_for_an_explicit_true_classifier() -> None:
     """returns parallel only for an explicit true classifier."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(classified_tool("safe", lambda args: True))
 
     assert runtime.execution_mode(call("safe")) == "parallel"
@@ -53,7 +54,7 @@ def test_returns_parallel_only_for_an_explicit_true_classifier() -> None:
 
 def test_defaults_to_exclusive_for_a_tool_with_no_classifier() -> None:
     """defaults to exclusive for a tool with no isConcurrencySafe declaration."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(classified_tool("plain"))
 
     assert runtime.execution_mode(call("plain")) == "exclusive"
@@ -61,14 +62,14 @@ def test_defaults_to_exclusive_for_a_tool_with_no_classifier() -> None:
 
 def test_returns_exclusive_for_an_unknown_tool() -> None:
     """returns exclusive for an unknown tool."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
 
     assert runtime.execution_mode(call("nope")) == "exclusive"
 
 
 def test_returns_exclusive_when_the_classifier_returns_false_for_these_args() -> None:
     """returns exclusive when the classifier returns false for these args."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(classified_tool("rw", lambda args: args.get("mode") == "read"))
 
     assert runtime.execution_mode(call("rw", {"mode": "read"})) == "parallel"
@@ -83,7 +84,7 @@ def test_classifies_invalid_define_tool_arguments_as_exclusive_without_throwing(
         seen.append(args)
         return args["mode"] == "read"  # would raise KeyError on {}
 
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(mode_fixture(classifier))
 
     assert runtime.execution_mode(call("fixture", {})) == "exclusive"
@@ -100,7 +101,7 @@ def test_treats_a_throwing_raw_classifier_as_exclusive() -> None:
     def explode(args: Any) -> bool:
         raise RuntimeError("classifier exploded")
 
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(classified_tool("fragile", explode))
 
     assert runtime.execution_mode(call("fragile")) == "exclusive"
@@ -109,7 +110,7 @@ def test_treats_a_throwing_raw_classifier_as_exclusive() -> None:
 @pytest.mark.parametrize("truthy", ["yes", 1, 1.0, [True], {"parallel": True}], ids=repr)
 def test_treats_a_truthy_non_boolean_raw_result_as_exclusive(truthy: Any) -> None:
     """treats a truthy non-boolean raw result as exclusive (only exactly ``True`` is parallel)."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(classified_tool("sloppy", lambda args: truthy))
 
     assert runtime.execution_mode(call("sloppy")) == "exclusive"
@@ -123,7 +124,7 @@ def test_passes_parsed_arguments_directly_to_a_raw_definition() -> None:
         received.append(args)
         return True
 
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(classified_tool("raw", classifier))
     arguments = {"anything": 1}
 
@@ -134,7 +135,7 @@ def test_passes_parsed_arguments_directly_to_a_raw_definition() -> None:
 
 def test_is_concurrency_safe_never_reaches_the_model_facing_schemas() -> None:
     """isConcurrencySafe never reaches the model-facing schemas() projection."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(classified_tool("safe", lambda args: True))
     runtime.register(mode_fixture(lambda args: True))
 
@@ -146,7 +147,7 @@ def test_is_concurrency_safe_never_reaches_the_model_facing_schemas() -> None:
 def test_execution_mode_is_a_two_valued_literal() -> None:
     """ToolExecutionMode is the object-tagged union (Python: ``Literal["parallel", "exclusive"]``)."""
     assert typing.get_args(ExecutionMode) == ("parallel", "exclusive")
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(classified_tool("safe", lambda args: True))
     runtime.register(classified_tool("plain"))
     modes = {runtime.execution_mode(call("safe")), runtime.execution_mode(call("plain"))}
@@ -155,7 +156,7 @@ def test_execution_mode_is_a_two_valued_literal() -> None:
 
 def test_classifies_through_the_callers_scope_view() -> None:
     """M1: resolution goes through the caller's view (a restricted-away tool is unknown → exclusive)."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(classified_tool("safe", lambda args: True))
     scope = runtime.scope("agent")
     own = runtime.scope("owner")
@@ -174,7 +175,7 @@ def test_a_model_direct_call_under_code_mode_is_exclusive() -> None:
 
     SDK sub-dispatches carry ``parent`` and are never collapsed (C4), so they classify normally.
     """
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(classified_tool("safe", lambda args: True))
     coded = runtime.scope("coded")
     coded.present_as("code")
@@ -189,7 +190,7 @@ def test_a_model_direct_call_under_code_mode_is_exclusive() -> None:
 
 def test_code_mode_inherited_from_a_preset_or_the_default_also_collapses() -> None:
     """M2 + P3: the collapse reads the scope's *effective* mode, not only its own declaration."""
-    runtime = ToolRuntime(mode="code")
+    runtime = ToolRuntime(mode="code", code_runtime=FakeRuntime())
     runtime.register(classified_tool("safe", lambda args: True))
     preset = runtime.scope("preset")
     runtime.scope("joined", parent=preset)

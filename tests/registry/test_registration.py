@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import helpers
+from code_mode_fakes import FakeRuntime
 from helpers import text
 from toolrt import AbortSignal, JsonSchemaError, ToolDefinition, ToolFailure, ToolOutput, ToolRuntime
 from toolrt.lowlevel import ToolErrorInfo, ToolsChange
@@ -82,7 +83,7 @@ async def test_registers_tools_and_exposes_exactly_the_model_facing_schema() -> 
 
     The system-prompt assembly is not part of toolrt; the schema projection is.
     """
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(echo_tool())
 
     assert runtime.schemas() == [
@@ -100,7 +101,7 @@ async def test_registers_tools_and_exposes_exactly_the_model_facing_schema() -> 
 
 def test_schemas_drop_host_callbacks_and_timeout() -> None:
     """schemas() drops host callbacks — they must never reach the model; schemas() excludes timeoutMs."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(
         raw_tool(
             "loaded",
@@ -122,7 +123,7 @@ def test_schemas_snapshot_tool_schemas_instead_of_exposing_registry_objects() ->
     """schemas() snapshots tool schemas instead of exposing registry objects (R6)."""
     parameters = {"type": "object", "properties": {"path": {"type": "string", "enum": ["a", "b"]}}}
     definition = raw_tool("read", parameters=parameters)
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(definition)
 
     first = runtime.schemas()[0]["parameters"]
@@ -149,7 +150,7 @@ def test_schemas_snapshot_deeply_nested_parameters_without_recursion() -> None:
         child: dict[str, Any] = {"type": "object", "properties": {}}
         cursor["properties"]["n"] = child
         cursor = child
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("deep", parameters=root))
 
     projected = runtime.schemas()[0]["parameters"]
@@ -180,7 +181,7 @@ def test_schemas_snapshot_deeply_nested_parameters_without_recursion() -> None:
 )
 def test_rejects_schema_projection_when_a_raw_registration_is_not_lossless_json(lossy: Any) -> None:
     """rejects schema projection when a raw registration is not lossless JSON (§3.2 item 19)."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("lossy-schema", parameters={"type": "object", "default": lossy}))
 
     with pytest.raises(TypeError) as raised:
@@ -194,7 +195,7 @@ def test_rejects_schema_projection_when_a_raw_registration_is_not_lossless_json(
 
 async def test_raw_parameters_are_not_validated_at_registration() -> None:
     """R2: ``parameters`` are NOT validated at registration (raw tools own their input schema)."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("odd", parameters={"type": "object", "anyOf": [{"pattern": "x"}]}))
 
     assert names(runtime.schemas()) == ["odd"]
@@ -223,7 +224,7 @@ def test_requires_every_raw_registration_to_declare_its_canonical_output(output:
     definition = ToolDefinition(
         name="no-output", description="", parameters={"type": "object"}, output=output, execute=execute
     )
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     with pytest.raises(TypeError) as raised:
         runtime.register(definition)
     assert str(raised.value) == MUST_DECLARE_OUTPUT.format("no-output")
@@ -237,7 +238,7 @@ def test_rejects_an_unsupported_output_schema_at_registration() -> None:
     async def execute(args: Any, ctx: Any) -> str:
         return ""
 
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     definition = ToolDefinition(
         name="bad-output",
         description="",
@@ -258,7 +259,7 @@ def test_rejects_a_non_positive_or_non_finite_registration_timeout(timeout: Any)
 
     Python-specific: ``True`` and ``"500"`` are not numbers here (bool is never a number).
     """
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     with pytest.raises(TypeError) as raised:
         runtime.register(raw_tool("slow", timeout_ms=timeout))
     assert str(raised.value) == TIMEOUT_MESSAGE.format("slow")
@@ -268,7 +269,7 @@ def test_rejects_a_non_positive_or_non_finite_registration_timeout(timeout: Any)
 @pytest.mark.parametrize("timeout", [0.5, 1, 60_000])
 def test_accepts_a_positive_finite_registration_timeout(timeout: float) -> None:
     """R2 check 3, positive side: the budget is kept on the definition (declarative only)."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("slow", timeout_ms=timeout))
     definition = runtime.get("slow")
     assert definition is not None
@@ -281,7 +282,7 @@ def test_registration_checks_run_in_the_documented_order() -> None:
     async def execute(args: Any, ctx: Any) -> str:
         return ""
 
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("dup"))
 
     def make(name: str, output: Any, timeout: Any = None) -> ToolDefinition:
@@ -313,7 +314,7 @@ def test_registration_checks_run_in_the_documented_order() -> None:
 @pytest.mark.parametrize("mode", ["native", "code", "both"])
 def test_run_code_cannot_be_registered_or_reserved_in_any_mode_or_layer(mode: Any) -> None:
     """R2 check 4 / RS1: ``run_code`` is reserved in every mode, including native, and in scopes."""
-    runtime = ToolRuntime(mode=mode)
+    runtime = ToolRuntime(mode=mode, code_runtime=FakeRuntime())
     scope = runtime.scope("agent")
     changes = record_changes(runtime)
 
@@ -339,7 +340,7 @@ def test_rejects_duplicate_global_names_naming_the_scope_api() -> None:
     Upstream names ``agent.ctx``; decision 0001 maps it to ``runtime.scope(agent)``. Chosen: pin the
     full wording toolrt emits, which keeps every upstream key phrase.
     """
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     first = raw_tool("twice", "first")
     runtime.register(first)
 
@@ -351,7 +352,7 @@ def test_rejects_duplicate_global_names_naming_the_scope_api() -> None:
 
 async def test_rejects_duplicate_names_and_unregisters_on_dispose() -> None:
     """rejects duplicate names and unregisters on fiber dispose (HMR safety)."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("hmr", "v1"))
     with pytest.raises(ValueError, match="already registered"):
         runtime.register(raw_tool("hmr", "v2"))
@@ -367,7 +368,7 @@ async def test_rejects_duplicate_names_and_unregisters_on_dispose() -> None:
 
 async def test_returns_a_callable_disposer_from_register_that_unregisters_the_tool() -> None:
     """returns a callable disposer from register() that unregisters the tool."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     changes = record_changes(runtime)
     dispose = runtime.register(raw_tool("temp"))
     assert not dispose.disposed
@@ -384,7 +385,7 @@ async def test_returns_a_callable_disposer_from_register_that_unregisters_the_to
 
 def test_disposer_is_a_context_manager() -> None:
     """Decision 0001: every disposer is also a context manager."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     with runtime.register(raw_tool("scoped-by-with")) as dispose:
         assert runtime.get("scoped-by-with") is not None
         assert not dispose.disposed
@@ -394,7 +395,7 @@ def test_disposer_is_a_context_manager() -> None:
 
 def test_a_stale_disposer_never_removes_a_later_registration_of_the_same_name() -> None:
     """R1: each registration returns *its* disposer; disposing twice cannot hit a re-registration."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     dispose_first = runtime.register(raw_tool("again", "first"))
     dispose_first()
     second = raw_tool("again", "second")
@@ -407,7 +408,7 @@ def test_a_stale_disposer_never_removes_a_later_registration_of_the_same_name() 
 
 def test_rolls_back_the_tool_entry_when_a_tools_change_listener_throws() -> None:
     """rolls back the tool entry when a tools/change listener throws (P1-1) (R3)."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
 
     def explode(change: ToolsChange) -> None:
         raise RuntimeError("boom change listener")
@@ -435,7 +436,7 @@ def test_register_returns_the_exact_disposer_and_close_tears_down_newest_first()
     Python shape: the disposer register() returns is the one the owner (scope) holds, so disposing
     it early removes it from the owner's teardown; close() undoes the rest newest first.
     """
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(raw_tool("base"))
     scope = runtime.scope("agent")
     changes = record_changes(runtime)
@@ -461,7 +462,7 @@ def test_register_returns_the_exact_disposer_and_close_tears_down_newest_first()
 
 def test_tools_change_is_emitted_by_every_mutation_except_guard() -> None:
     """R3, §4.1 #4: register/unregister, reserve, restrict/lift and present_as notify; guard does not."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     changes = record_changes(runtime)
     scope = runtime.scope("agent")
     scoped_changes: list[ToolsChange] = []
@@ -500,7 +501,7 @@ def test_tools_change_is_emitted_by_every_mutation_except_guard() -> None:
 
 def test_get_returns_the_registered_tool_definition() -> None:
     """ToolRuntime.get › get() returns the registered tool definition."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     definition = echo_tool()
     runtime.register(definition)
 
@@ -511,7 +512,7 @@ def test_get_returns_the_registered_tool_definition() -> None:
 
 def test_get_returns_none_for_unknown_tool_names() -> None:
     """ToolRuntime.get › get() returns undefined for unknown tool names."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     runtime.register(echo_tool())
     runtime.reserve("reserved-only")
 
@@ -523,7 +524,7 @@ def test_get_returns_none_for_unknown_tool_names() -> None:
 
 async def test_unknown_tools_come_back_as_unknown_tool_results() -> None:
     """R7: a name not visible to the caller reads as ``Error: unknown tool "<name>"``."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     result = await runtime.call("nope", {}, signal=AbortSignal())
 
     assert_unknown_tool(result, "nope")
@@ -533,7 +534,7 @@ async def test_unknown_tools_come_back_as_unknown_tool_results() -> None:
 
 async def test_runtime_close_closes_every_scope_and_undoes_every_global_registration() -> None:
     """R1 (Python shape): ``runtime.close()`` closes every scope and undoes global registrations."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     seen: list[str] = []
     runtime.register(raw_tool("g"))
     runtime.reserve("deferred")
@@ -567,10 +568,11 @@ def test_construction_validates_max_parallel_sub_calls(value: Any) -> None:
 
 def test_construction_defaults_and_validates_the_presentation_mode() -> None:
     """P1: ``mode`` ∈ native (default), code, both; ``max_parallel_sub_calls`` defaults to 10."""
-    runtime = ToolRuntime()
+    runtime = ToolRuntime(code_runtime=FakeRuntime())
     assert runtime.mode == "native"
     assert runtime.mode_for() == "native"
     assert runtime.max_parallel_sub_calls == 10
-    assert ToolRuntime(mode="both", max_parallel_sub_calls=1).mode_for("anyone") == "both"
+    both = ToolRuntime(mode="both", max_parallel_sub_calls=1, code_runtime=FakeRuntime())
+    assert both.mode_for("anyone") == "both"
     with pytest.raises(ValueError, match="mode"):
-        ToolRuntime(mode="python")  # type: ignore[arg-type]
+        ToolRuntime(mode="python", code_runtime=FakeRuntime())  # type: ignore[arg-type]

@@ -145,12 +145,10 @@ def test_invalid_timeout_fails(timeout_ms: Any) -> None:
 
 
 def test_decoration_errors_are_type_errors_naming_the_parameter() -> None:
-    with pytest.raises(
-        TypeError, match=r'^@tool .*\.bad: parameter "data": dict\[str, int\] cannot be expressed'
-    ):
+    with pytest.raises(TypeError, match=r'^@tool .*\.bad: parameter "data": complex cannot be expressed'):
 
         @tool
-        def bad(data: dict[str, int]) -> None:
+        def bad(data: complex) -> None:
             pass
 
     with pytest.raises(TypeError, match="already a ToolDefinition"):
@@ -254,11 +252,16 @@ async def test_dataclass_pydantic_enum_and_tuple_arguments_are_converted() -> No
     assert received["accent"] is Color.GREEN
     assert received["around"] is None
     assert received["scale"] == (1, 2.5)
-    # JSON-shaped parameters arrive as the frozen snapshot itself: no copy, no mutation.
-    assert received["options"] is args["options"] and isinstance(received["options"], FrozenDict)
-    assert received["labels"] is args["labels"] and isinstance(received["labels"], FrozenList)
-    with pytest.raises(TypeError):
-        received["options"]["verbose"] = False
+    # Issue 13 reversed the old rule (bodies got the frozen snapshot): JSON-shaped parameters
+    # arrive as fresh plain lists and dicts; mutating them leaves the pipeline's record untouched.
+    assert received["options"] == {"verbose": True, "tags": ["a"]} and type(received["options"]) is dict
+    assert type(received["options"]["tags"]) is list and type(received["labels"]) is list
+    assert received["labels"] == ["x", "y"] and received["labels"] is not args["labels"]
+    received["options"]["verbose"] = False
+    received["labels"].append("z")
+    assert args["options"]["verbose"] is True and args["labels"] == ["x", "y"]
+    assert isinstance(args["labels"], FrozenList) and isinstance(args["options"], FrozenDict)
+    assert type(received["shape"].points) is list
 
 
 async def test_optional_dataclass_argument_and_integral_floats() -> None:
@@ -426,3 +429,46 @@ async def test_sync_tools_run_off_the_event_loop() -> None:
     result = await rt.call("where")
     assert result.is_error is False and result.value is True
     await asyncio.sleep(0)
+
+
+# --- bodies receive plain, mutable values (issue 13) ---------------------------------------------------
+
+
+async def test_a_body_that_stores_and_later_mutates_its_list_argument_works() -> None:
+    # The BFCL case: a method kept ``tags`` and called .append on it in a later call.
+    store: dict[str, Any] = {}
+
+    @tool
+    def remember(tags: list[str], extra: dict[str, list[int]] | None = None) -> int:
+        store.setdefault("tags", tags)
+        store["tags"].append("seen")
+        if extra is not None:
+            extra.setdefault("k", []).append(1)
+            store["extra"] = extra
+        return len(store["tags"])
+
+    assert await run(remember, {"tags": ["a"]}) == 2
+    assert await run(remember, {"tags": ["b"], "extra": {"k": [0]}}) == 3
+    assert store == {"tags": ["a", "seen", "seen"], "extra": {"k": [0, 1]}}
+    assert type(store["tags"]) is list
+
+
+@dataclasses.dataclass
+class Bag:
+    items: list[str]
+
+
+async def test_dataclass_fields_and_dict_values_are_plain_and_the_snapshot_stays_frozen() -> None:
+    received: list[Any] = []
+
+    @tool
+    def take(bag: Bag, counts: dict[str, int]) -> None:
+        received.extend([bag, counts])
+
+    args = snapshot_json({"bag": {"items": ["x"]}, "counts": {"a": 2.0}})
+    assert take.execute(args, context({})) is None
+    bag, counts = received
+    assert type(bag.items) is list and bag.items == ["x"]
+    assert counts == {"a": 2} and type(counts) is dict and type(counts["a"]) is int
+    bag.items.append("y")
+    assert args["bag"]["items"] == ["x"]

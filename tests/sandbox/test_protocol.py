@@ -21,6 +21,7 @@ from toolrt.sandbox._host.protocol import (
     ProtocolViolation,
     Ready,
     encode_frame,
+    lone_surrogate_in,
     parse_child_frame,
     value_depth_exceeds,
     value_wire_bytes,
@@ -103,8 +104,37 @@ def test_valid_frames_parse() -> None:
     assert parse({"t": "boot-failed", "message": "no landlock"}) == BootFailed("no landlock")
 
 
-def test_log_size_counts_lone_surrogates() -> None:
-    assert parse_child_frame(b'{"t":"log","text":"\\ud800"}') == Log("\ud800", 3)
+def test_log_size_counts_utf8_bytes() -> None:
+    assert parse_child_frame(b'{"t":"log","text":"\\u00e9\\ud83d\\ude00"}') == Log("é\U0001f600", 6)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"t":"log","text":"\\ud800"}',
+        b'{"t":"log","text":"ok\\udcff"}',
+        b'{"t":"call","id":1,"ns":"tools","name":"echo","args":{"k":"\\uD800"}}',
+        b'{"t":"call","id":1,"ns":"tools","name":"echo","args":{"\\udfff":1}}',
+        b'{"t":"call","id":1,"ns":"tools","name":"ec\\ud800ho","args":{}}',
+        b'{"t":"boot-failed","message":"\\ud800"}',
+    ],
+)
+def test_a_frame_with_a_lone_surrogate_is_a_violation(body: bytes) -> None:
+    """Text the model or the CLI could not encode is refused at the frame (issue 12, item 6)."""
+    with pytest.raises(ProtocolViolation, match="lone surrogate in a string"):
+        parse_child_frame(body)
+
+
+def test_a_failure_message_with_a_lone_surrogate_is_made_encodable() -> None:
+    frame = parse_child_frame(b'{"t":"done","ok":false,"kind":"exception","message":"bad \\ud800"}')
+    assert frame == Done(ok=False, kind="exception", message="bad \ufffd\ufffd\ufffd")
+    frame.message.encode("utf-8")
+
+
+def test_lone_surrogate_in_walks_keys_and_values() -> None:
+    assert not lone_surrogate_in({"a": ["é", "\U0001f600", 1, None]})
+    assert lone_surrogate_in({"a": [1, {"b": "x\udc80"}]})
+    assert lone_surrogate_in({"\ud800": 1})
 
 
 @pytest.mark.parametrize(
@@ -193,7 +223,7 @@ def test_value_depth_exceeds() -> None:
 
 
 def test_value_wire_bytes_matches_the_childs_encoding() -> None:
-    for value in [1, "é", {"a": [1, 2.5, None, True]}, "\ud800", [], {}]:
+    for value in [1, "é", {"a": [1, 2.5, None, True]}, "\U0001f600", [], {}]:
         assert value_wire_bytes(value) == len(bootstrap_wire.dumps(value))
 
 
@@ -215,7 +245,7 @@ LOSSLESS: list[Any] = [
     -2.25,
     1e300,
     "",
-    "é\u2028\ud800",
+    "é\u2028\U0001f600",
     Text("sub"),
     [],
     {},
@@ -247,6 +277,12 @@ def test_child_encoder_accepts_lossless_values(value: Any) -> None:
 def test_child_encoder_rejects_lossy_values(value: Any) -> None:
     assert not is_lossless_json(value)
     with pytest.raises(bootstrap_wire.NotLossless):
+        bootstrap_wire.dumps(value)
+
+
+@pytest.mark.parametrize("value", ["\ud800", "ok\udcff", ["\udfff"], {"\ud800": 1}, {"k": Text("\ud800")}])
+def test_child_encoder_refuses_lone_surrogates(value: Any) -> None:
+    with pytest.raises(bootstrap_wire.NotLossless, match="lone surrogate in a string"):
         bootstrap_wire.dumps(value)
 
 

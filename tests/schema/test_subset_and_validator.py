@@ -240,10 +240,10 @@ def test_validates_object_properties_required_names_and_openness() -> None:
         'schema.required names "missing" which is not in properties'
     ]
     assert violations_of({"type": "object", "additionalProperties": "yes"}) == [
-        "schema.additionalProperties must be a boolean"
+        "schema.additionalProperties must be a boolean or a schema"
     ]
     assert violations_of({"type": "object", "additionalProperties": 1}) == [
-        "schema.additionalProperties must be a boolean"
+        "schema.additionalProperties must be a boolean or a schema"
     ]
     assert violations_of({"type": "object", "properties": None}) == [
         "schema.properties must be an object of schemas"
@@ -258,7 +258,7 @@ def test_validates_object_properties_required_names_and_openness() -> None:
     ) == [
         "schema.properties.a.type must be one of object/array/string/number/integer/boolean/null",
         'schema.required names "b" which is not in properties',
-        "schema.additionalProperties must be a boolean",
+        "schema.additionalProperties must be a boolean or a schema",
     ]
 
 
@@ -827,3 +827,39 @@ def test_validate_json_schema_value_stays_correct_past_the_cache_capacity() -> N
             assert validate_json_schema_value(schema, str(index)) == []
             assert validate_json_schema_value(schema, "other") == [f'"value" must be "{index}"']
     assert len(validator_module._cache) <= validator_module._CACHE_SIZE
+
+
+# --- additionalProperties: <schema> (decision 0010: dict[str, X]) -------------------------------
+
+
+def test_a_schema_valued_additional_properties_is_walked_and_a_non_schema_is_refused() -> None:
+    assert json_schema_violations({"type": "object", "additionalProperties": {"type": "integer"}}) == []
+    assert violations_of({"type": "object", "additionalProperties": {"type": "dict"}}) == [
+        "schema.additionalProperties.type must be one of object/array/string/number/integer/boolean/null"
+    ]
+    assert violations_of({"type": "object", "additionalProperties": [{"type": "integer"}]}) == [
+        "schema.additionalProperties must be a boolean or a schema"
+    ]
+    assert violations_of({"type": "array", "additionalProperties": {"type": "integer"}}) == [
+        'schema.additionalProperties is not supported on type "array"'
+    ]
+
+
+def test_undeclared_values_are_validated_against_additional_properties_at_their_path() -> None:
+    validator = compile_validator(
+        {
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+            "additionalProperties": {"type": "object", "additionalProperties": {"type": "integer"}},
+        }
+    )
+    assert validator.validate(path="", value={"name": "x", "a": {"b": 1}}) == []
+    # Scalar checks come out with the tail, container children before it (like declared ones).
+    assert validator.validate(path="", value={"name": "x", "a": {"b": "1"}, "c": 3}) == [
+        '"a.b" must be an integer',
+        '"c" must be an object',
+    ]
+    # The declared property is checked against its own schema, not additionalProperties.
+    assert validator.validate(path="", value={"name": 1}) == ['"name" must be a string']
+    # Undeclared values covered by the schema are still lossless-checked.
+    assert validator.validate(path="", value={"a": {"b": float("nan")}}) == ['"a.b" must be an integer']

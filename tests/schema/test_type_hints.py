@@ -34,6 +34,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from toolrt._execution import ToolExecution, ToolRunContext
+from toolrt._json import snapshot_json
 from toolrt.schema import assert_supported_json_schema, compile_validator
 from toolrt.schema._docstrings import parse_docstring
 from toolrt.schema._type_hints import analyze_function, schema_from_function
@@ -365,10 +366,44 @@ def test_open_mappings_are_open_objects(hint: Any) -> None:
     check(schema, [{}, {"a": [1]}], [[], "x"])
 
 
-def test_dict_with_typed_values_fails_with_a_suggestion() -> None:
-    message = fails(dict[str, int], "additionalProperties is boolean-only")
-    assert "TypedDict" in message and "dict[str, Any]" in message
-    fails(dict[int, Any], "keys are strings")
+def test_non_string_keys_fail_with_a_suggestion() -> None:
+    message = fails(dict[int, Any], "keys are strings")
+    assert "dict[str, X]" in message
+    fails(Mapping[int, str], "keys are strings")
+
+
+# Issue 13 reversed the old refusal of dict[str, int]: typed values are additionalProperties.
+@pytest.mark.parametrize("hint", [dict[str, int], Mapping[str, int], typing.Dict[str, int]])
+def test_dict_with_typed_values_is_an_object_of_checked_values(hint: Any) -> None:
+    schema = prop(hint)
+    assert schema == {"type": "object", "additionalProperties": {"type": "integer"}}
+    check(schema, [{}, {"a": 1, "b": 2.0}], [{"a": "1"}, {"a": None}, []])
+
+
+def test_dict_values_nest_at_any_depth_and_convert() -> None:
+    schema = prop(dict[str, list[dict[str, str | None]]])
+    inner = {"type": "object", "additionalProperties": {"oneOf": [STR, NULL]}}
+    assert schema == {"type": "object", "additionalProperties": {"type": "array", "items": inner}}
+    check(schema, [{"a": [{"b": None, "c": "x"}]}], [{"a": [{"b": 1}]}, {"a": {"b": "x"}}])
+    # BFCL's Dict[str, Optional[Union[str, int]]] parameter.
+    mixed = prop(dict[str, typing.Optional[typing.Union[str, int]]])
+    assert mixed["additionalProperties"]["oneOf"] == [STR, {"type": "integer"}, NULL]
+
+
+def test_dict_values_reach_the_body_converted_and_returns_convert_back() -> None:
+    class Colour(enum.Enum):
+        RED = "red"
+
+    def paint(colours: dict[str, Colour]) -> dict[str, Colour]:
+        assert colours == {"door": Colour.RED}
+        return colours
+
+    spec = analyze_function(paint)
+    (param,) = spec.params
+    assert param.to_python is not None and spec.output_to_json is not None
+    assert param.to_python(snapshot_json({"door": "red"})) == {"door": Colour.RED}
+    assert spec.output_to_json({"door": Colour.RED}) == {"door": "red"}
+    assert spec.output == {"type": "object", "additionalProperties": {"type": "string", "enum": ["red"]}}
 
 
 # --- TypedDict ----------------------------------------------------------------------------------------
@@ -832,10 +867,10 @@ def test_output_schema_from_the_return_annotation() -> None:
 
 
 def test_unsupported_return_value_fails() -> None:
-    def f() -> dict[str, int]:
-        return {}
+    def f() -> complex:
+        return 1j
 
-    with pytest.raises(TypeError, match=r"^@tool .*\.f: return value: dict\[str, int\] cannot be expressed"):
+    with pytest.raises(TypeError, match=r"^@tool .*\.f: return value: complex cannot be expressed"):
         schema_from_function(f)
 
 

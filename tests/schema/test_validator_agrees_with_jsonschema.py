@@ -107,7 +107,8 @@ def object_schemas(draw: st.DrawFn, children: st.SearchStrategy[dict[str, Any]])
         if properties:
             schema["required"] = draw(st.lists(st.sampled_from(sorted(properties)), unique=True))
     if draw(st.booleans()):
-        schema["additionalProperties"] = draw(st.booleans())
+        # A boolean, or (decision 0010, ``dict[str, X]``) a schema for every undeclared value.
+        schema["additionalProperties"] = draw(st.booleans() | children)
     schema.update(draw(annotations))
     return schema
 
@@ -149,7 +150,9 @@ def values_for(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
         {key: values_for(child) for key, child in properties.items() if key in required},
         optional={key: values_for(child) for key, child in properties.items() if key not in required},
     )
-    extras = st.dictionaries(PROPERTY_NAMES, json_values, max_size=2)
+    additional = schema.get("additionalProperties")
+    extra_values = values_for(additional) | json_values if isinstance(additional, dict) else json_values
+    extras = st.dictionaries(PROPERTY_NAMES, extra_values, max_size=2)
     return st.builds(lambda extra, own: {**extra, **own}, extras, declared)
 
 
@@ -198,6 +201,26 @@ def test_validator_verdict_matches_jsonschema_draft_2020_12_at_scale(
         ({"oneOf": [{"type": "integer"}, {"type": "number"}]}, 1.0, False),
         ({"type": "object", "properties": {"a": {"type": "null"}}, "required": ["a"]}, {"a": None}, True),
         ({"type": "array", "items": {"type": "integer"}}, [1, 2.0, 3], True),
+        # additionalProperties: <schema> (decision 0010) checks undeclared values only.
+        ({"type": "object", "additionalProperties": {"type": "integer"}}, {"a": 1, "b": 2.0}, True),
+        ({"type": "object", "additionalProperties": {"type": "integer"}}, {"a": "1"}, False),
+        (
+            {
+                "type": "object",
+                "properties": {"a": {"type": "string"}},
+                "additionalProperties": {"type": "integer"},
+            },
+            {"a": "x", "b": 1},
+            True,
+        ),
+        (
+            {
+                "type": "object",
+                "additionalProperties": {"type": "object", "additionalProperties": {"type": "null"}},
+            },
+            {"a": {"b": None}, "c": {"d": 0}},
+            False,
+        ),
     ],
 )
 def test_the_oracle_and_our_validator_agree_on_the_known_python_pitfalls(
@@ -475,10 +498,13 @@ def test_the_generators_produce_both_verdicts_and_deep_shapes() -> None:
             elif node.get("type") in {"array", "object"}:
                 seen.add(node["type"])
                 stack.extend(node.get("properties", {}).values())
+                if isinstance(node.get("additionalProperties"), dict):
+                    seen.add("additionalProperties")
+                    stack.append(node["additionalProperties"])
                 if "items" in node:
                     stack.append(node["items"])
             elif "enum" in node:
                 seen.add("enum")
 
     collect()
-    assert {"oneOf", "array", "object", "enum"} <= seen
+    assert {"oneOf", "array", "object", "enum", "additionalProperties"} <= seen

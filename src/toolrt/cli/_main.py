@@ -24,6 +24,13 @@ __all__ = ["main"]
 _BACKENDS = ("auto", "bwrap", "landlock", "sandbox-exec", "unconfined")
 
 
+def _max_output(text: str) -> Any:
+    # Parsed where run-code lives; argparse turns its ArgumentTypeError into one usage line.
+    from toolrt.cli._run_code import parse_max_output
+
+    return parse_max_output(text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``toolrt`` console script."""
     parser = argparse.ArgumentParser(prog="toolrt", description="The tool layer of an LLM agent.")
@@ -39,6 +46,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Spelled out (importing the sandbox package costs ~0.1 s); a test keeps it equal to BACKEND_NAMES.
     run_code.add_argument("--backend", default="auto", choices=_BACKENDS)
     run_code.add_argument("--timeout", type=float, default=30.0, help="wall-clock seconds (default 30)")
+    run_code.add_argument(
+        "--max-output",
+        type=_max_output,
+        default="20000",
+        help="characters of output to print, or 'unbounded' (default 20000)",
+    )
     commands.add_parser("schemas", help="print the demo tools' model-facing schemas as JSON")
     commands.add_parser("version", help="print the version")
     arguments = parser.parse_args(argv)
@@ -62,6 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 backend=arguments.backend,
                 allow_unconfined=arguments.allow_unconfined,
                 timeout=arguments.timeout,
+                max_output=arguments.max_output,
             )
         )
     if arguments.pipeline:

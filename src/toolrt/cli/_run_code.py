@@ -1,7 +1,13 @@
-"""``toolrt run-code``: one program through the real ``run_code`` pipeline, from a file or stdin."""
+"""``toolrt run-code``: one program through the real ``run_code`` pipeline, from a file or stdin.
+
+What it prints is bounded like what a model reads: ``--max-output N`` characters (default
+``DEFAULT_OUTPUT_BUDGET``, 20,000), the first 80% and the last 20% of it, with the cut marked where it
+is and counted on stderr. ``--max-output unbounded`` prints everything.
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal as signals
@@ -11,13 +17,47 @@ from typing import Any
 from toolrt._abort import AbortController
 from toolrt._content import content_text
 from toolrt._execution import ToolExecutionInput
+from toolrt._tool_definition import DEFAULT_OUTPUT_BUDGET, UNBOUNDED, OutputBudget
 from toolrt._tool_runtime import ToolRuntime
 from toolrt.codemode._code_runtime import CodeRunLimits
 from toolrt.sandbox import PythonSandboxRuntime
 from toolrt.tools import file_tools
 
 
-async def run_code_command(source: str, *, backend: Any, allow_unconfined: bool, timeout: float) -> int:
+def parse_max_output(text: str) -> OutputBudget:
+    """``--max-output``'s value: a positive number of characters, or ``unbounded``."""
+    if text.strip().lower() == "unbounded":
+        return UNBOUNDED
+    try:
+        budget = int(text)
+    except ValueError:
+        budget = 0
+    if budget < 1:
+        raise argparse.ArgumentTypeError(
+            f"must be a positive number of characters or 'unbounded', got {text!r}"
+        )
+    return budget
+
+
+def bound_for_terminal(text: str, budget: OutputBudget) -> tuple[str, int]:
+    """``text`` cut to ``budget`` characters (head and tail, the cut marked inline); and how many were cut."""
+    if not isinstance(budget, int) or len(text) <= budget:
+        return text, 0
+    tail_chars = budget // 5
+    head = text[: budget - tail_chars]
+    tail = text[len(text) - tail_chars :] if tail_chars else ""
+    cut = len(text) - len(head) - len(tail)
+    return f"{head}\n[… {cut:,} characters cut (--max-output {budget}) …]\n{tail}", cut
+
+
+async def run_code_command(
+    source: str,
+    *,
+    backend: Any,
+    allow_unconfined: bool,
+    timeout: float,
+    max_output: OutputBudget = DEFAULT_OUTPUT_BUDGET,
+) -> int:
     """Run the program; print its output (stdout) or its error (stderr) and the isolation (stderr)."""
     import asyncio
 
@@ -28,7 +68,9 @@ async def run_code_command(source: str, *, backend: Any, allow_unconfined: bool,
         allow_unconfined=allow_unconfined or backend == "unconfined",
         limits=CodeRunLimits(wall_seconds=timeout),
     )
-    runtime = ToolRuntime(mode="code", code_runtime=code_runtime)
+    # No model reads this result and no read_spill can be called after the command ends, so the
+    # command bounds what it prints itself (below) instead of spilling.
+    runtime = ToolRuntime(mode="code", code_runtime=code_runtime, output_budget=UNBOUNDED)
     for definition in file_tools(os.getcwd()):
         runtime.register(definition)
     controller = AbortController()
@@ -49,10 +91,11 @@ async def run_code_command(source: str, *, backend: Any, allow_unconfined: bool,
     isolation = (result.meta or {}).get("isolation") if isinstance(result.meta, dict) else None
     if isolation is None:
         isolation = code_runtime.isolation.as_json()
+    shown, cut = bound_for_terminal(content_text(result.content), max_output)
     if result.is_error:
         error = result.error
         info = error.info
-        print(content_text(result.content), file=sys.stderr)
+        print(shown, file=sys.stderr)
         structured = {
             "message": error.message,
             "code": info.code if info else None,
@@ -60,7 +103,14 @@ async def run_code_command(source: str, *, backend: Any, allow_unconfined: bool,
         }
         print(json.dumps({"error": structured}, ensure_ascii=False), file=sys.stderr)
     else:
-        print(content_text(result.content))
+        print(shown)
+    if cut:
+        total = len(content_text(result.content))
+        print(
+            f"toolrt run-code: output cut to {max_output:,} of {total:,} characters "
+            f"({cut:,} not shown); pass --max-output N or --max-output unbounded to see more",
+            file=sys.stderr,
+        )
     layers = ", ".join(isolation.get("layers") or []) or "none"
     print(
         f"isolation: {isolation.get('enforcement')} ({layers}; Landlock ABI {isolation.get('landlockAbi')})",

@@ -16,6 +16,7 @@ from toolrt.codemode._code_runtime import (
     CodeRunResult,
     CodeRuntime,
     IsolationReport,
+    RunClock,
 )
 from toolrt.codemode._sdk_python import render_tools_sdk_py
 from toolrt.codemode._sdk_tool import SdkTool
@@ -33,6 +34,7 @@ __all__ = [
     "CodeRunResult",
     "CodeRuntime",
     "IsolationReport",
+    "RunClock",
     "SdkTool",
     "render_tools_sdk_py",
     "render_tools_sdk_ts",

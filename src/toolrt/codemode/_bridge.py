@@ -89,7 +89,7 @@ async def run_program(
     }
     request = CodeRunRequest(
         program=program,
-        bindings=[CodeBindingNamespace("tools", functions, _ERROR_CLASS)],
+        bindings=[CodeBindingNamespace("tools", functions, _ERROR_CLASS, member_noun="tool")],
         signal=bridge.signal,
     )
     try:

@@ -3,8 +3,9 @@
 A Code Mode runtime knows nothing about tools. It receives a program and *binding namespaces* —
 a global name (``tools``) whose members are async host functions taking and returning lossless
 JSON — and returns a :class:`CodeRunResult`: the program's printed lines, its completion value,
-or an error with a :data:`CodeRunErrorKind`. Program failures are result fields; ``run`` raises
-only for caller misuse (invalid binding names, a disposed runtime).
+or an error with a :data:`CodeRunErrorKind`. Program failures are result fields, and so is a request
+whose fields have the wrong types (``invalid-request``); ``run`` raises only for caller misuse
+(invalid binding names, a disposed runtime).
 
 Names that cross into the program must be portable across the languages a runtime may host
 (TypeScript and Python), so the same SDK text works for both::
@@ -20,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import keyword
 import re
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol, TypeAlias, runtime_checkable
@@ -42,6 +44,7 @@ __all__ = [
     "CodeRunResult",
     "CodeRuntime",
     "IsolationReport",
+    "RunClock",
     "validate_bindings",
 ]
 
@@ -57,8 +60,10 @@ CodeRunErrorKind: TypeAlias = Literal[
     "disk-limit",
     "value-limit",
     "sandbox-unavailable",
+    "invalid-request",
 ]
-"""Why a run failed. The first six are upstream's; the rest are the sandbox's own limits."""
+"""Why a run failed. The first six are upstream's; the rest are the sandbox's own limits, and
+``invalid-request`` a request whose fields have the wrong types (a ``bytes`` program, ``None``)."""
 
 
 class _NoValue:
@@ -147,6 +152,10 @@ class CodeBindingNamespace:
     name: str
     functions: Mapping[str, BindingFunction]
     error_class: CodeErrorClass | None = None
+    member_noun: str | None = None
+    """What a member is called in the error a program gets for an unknown one: ``"tool"`` reads
+    ``unknown tool "<name>"`` (as a native call does); ``None`` reads ``unknown binding
+    "<global>.<name>"``. Either way the closest member names follow."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,14 +169,71 @@ class CodeRunLimits:
     value_bytes: int | None = None
 
 
+class RunClock:
+    """A run's wall clock, which whoever serves its binding calls can pause.
+
+    Why: human time is not program time. While a sub-call waits for a person (an approval), the
+    program only waits for the reply, so that wait must not spend its wall-clock budget. A runtime
+    reads :meth:`paused_seconds` for its deadline and :meth:`subscribe` for resumes. Pauses nest
+    (concurrent sub-calls may each wait): the clock runs again when every pause has been resumed.
+    """
+
+    __slots__ = ("_depth", "_listeners", "_paused_total", "_since")
+
+    def __init__(self) -> None:
+        self._depth = 0
+        self._since = 0.0
+        self._paused_total = 0.0
+        self._listeners: list[Callable[[], object]] = []
+
+    @property
+    def paused(self) -> bool:
+        """Whether at least one pause is in effect."""
+        return self._depth > 0
+
+    def pause(self) -> None:
+        """Stop the run's wall clock until the matching :meth:`resume`."""
+        if self._depth == 0:
+            self._since = time.monotonic()
+        self._depth += 1
+
+    def resume(self) -> None:
+        """End one pause; with the last one the clock runs again and subscribers are told."""
+        if self._depth == 0:
+            raise RuntimeError("RunClock.resume() without a matching pause()")
+        self._depth -= 1
+        if self._depth == 0:
+            self._paused_total += time.monotonic() - self._since
+            for listener in list(self._listeners):
+                listener()
+
+    def paused_seconds(self) -> float:
+        """Seconds spent paused so far (the pause in effect included)."""
+        if self._depth > 0:
+            return self._paused_total + time.monotonic() - self._since
+        return self._paused_total
+
+    def subscribe(self, listener: Callable[[], object]) -> Callable[[], None]:
+        """Call ``listener()`` whenever the clock runs again; returns the unsubscriber."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+
 @dataclass(frozen=True, slots=True)
 class CodeRunRequest:
-    """One program to run, its bindings, an optional cancellation signal and limit overrides."""
+    """One program to run, its bindings, an optional cancellation signal and limit overrides, and
+    an optional :class:`RunClock` whose pauses do not count toward the wall-clock limit."""
 
     program: str
     bindings: Sequence[CodeBindingNamespace]
     signal: AbortSignal | None = None
     limits: CodeRunLimits | None = None
+    clock: RunClock | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,7 +297,8 @@ class CodeRuntime(Protocol):
         ...
 
     async def run(self, request: CodeRunRequest) -> CodeRunResult:
-        """Run one program. Failures are results; raises only for caller misuse."""
+        """Run one program. Failures (a mistyped request included) are results; raises only for
+        caller misuse (invalid binding names, a disposed runtime)."""
         ...
 
     async def aclose(self) -> None:

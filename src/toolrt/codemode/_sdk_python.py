@@ -271,7 +271,18 @@ class _Walk:
                     # An array of objects names its item class after the array itself.
                     push((_NODE, node["items"], class_name, depth + 1, buffer))
             elif schema_type == "object":
-                self.object(node, class_name, buffer)
+                additional = node.get("additionalProperties")
+                if isinstance(additional, Mapping) and not node.get("properties"):
+                    # dict[str, X] (decision 0010); with declared properties it stays a TypedDict.
+                    if depth >= MAX_LIST_NESTING:
+                        state.typing.add("Any")
+                        buffer.append("dict[str, Any]")
+                    else:
+                        buffer.append("dict[str, ")
+                        push((_TEXT, "]", buffer))
+                        push((_NODE, additional, class_name, depth + 1, buffer))
+                else:
+                    self.object(node, class_name, buffer)
             else:
                 raise _Inconsistent
         return "".join(out)

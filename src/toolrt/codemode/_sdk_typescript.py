@@ -155,6 +155,7 @@ def _flatten(document: _Doc) -> str:
 _ONE_OF: Final = 1
 _ARRAY: Final = 2
 _OBJECT: Final = 3
+_RECORD: Final = 4  # an object with only a schema-valued additionalProperties: Record<string, X>
 
 
 class _Frame:
@@ -194,6 +195,8 @@ def _combine(frame: _Frame) -> _Doc:
     if frame.kind == _ARRAY:
         item = documents[0]
         return _Doc("(", item, ")[]") if item.marked else _Doc(item, "[]")
+    if frame.kind == _RECORD:
+        return _Doc("Record<string, ", documents[0], ">")
     node = frame.node
     required = set(node.get("required", ()))
     inner = _pad(frame.indent + 1)
@@ -245,6 +248,11 @@ def _render_supported(schema: Mapping[str, Any], indent: int) -> _Doc:
                     frame.kind = _OBJECT
                     frame.entries = entries
                     frame.children = [(child, frame.indent + 1) for _, child in entries]
+                elif isinstance(node.get("additionalProperties"), Mapping):
+                    # dict[str, X] (decision 0010). Beside declared properties the intersection
+                    # keeps Record<string, JsonValue>: TypeScript would apply X to the declared keys too.
+                    frame.kind = _RECORD
+                    frame.children = [(node["additionalProperties"], frame.indent)]
                 else:
                     closed = node.get("additionalProperties") is False
                     document = _Doc("Record<string, never>" if closed else "Record<string, JsonValue>")
@@ -272,7 +280,8 @@ def json_schema_to_ts(schema: object, indent: int = 0) -> str:
     when ``T`` contains ``|`` or ``&``), ``JsonValue[]`` without ``items``; objects → a multi-line
     literal indented from ``indent`` (two spaces per level), with `` & Record<string, JsonValue>``
     unless ``additionalProperties`` is ``false``; ``Record<string, JsonValue>`` /
-    ``Record<string, never>`` when there are no properties.
+    ``Record<string, never>`` / ``Record<string, X>`` (``additionalProperties: <X>``) when there are
+    no properties.
 
     Never raises: a schema outside the subset, or any other value, renders as ``unknown``.
 

@@ -14,14 +14,29 @@ A body that ignores the signal is waited for ``grace_ms`` more, then **detached*
 ``TOOL_TIMEOUT`` with ``meta = {"timeout": {"detached": true, ...}}``, a warning is logged, and the
 body is tracked until it finally returns (then logged again). The loop never hangs forever on one
 tool, and the leak is never silent. (The runtime itself never abandons a started body; detaching is
-this policy's explicit, reported decision.)
+this policy's explicit, reported decision.) A body that runs on a worker thread (a plain function)
+cannot be stopped at all: its thread is reported as leaked (``"leakedThread": true`` in the meta, and
+in the warning).
+
+**The default deadline.** :func:`install_default_deadline` (not yet installed on every runtime by
+default: with it, cancelling the awaiting task did not drain the body; issue 12 item 2): a call's
+deadline is its tool's ``timeout_ms``, else the runtime's ``tool_timeout_ms`` (120,000 ms
+unless set; ``UNBOUNDED`` on either means no deadline). Two kinds of tool get no runtime default
+(their own ``timeout_ms`` still applies): ``run_code``, whose program the sandbox's own wall-clock
+limit stops (a tool deadline must never cut a program shorter than that limit), and ``run_inline``
+tools, which run on the event loop and cannot be interrupted anyway. An explicit
+``install_timeout_policy`` takes over from the default for the calls it covers (its ``grace_ms``),
+so a call is never timed twice.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
-from collections.abc import Awaitable, Callable
+import weakref
+from collections import Counter
+from collections.abc import Awaitable, Callable, Hashable
 from typing import TYPE_CHECKING, Any
 
 from toolrt._abort import AbortController, fuse_signals
@@ -29,15 +44,35 @@ from toolrt._content import text_content
 from toolrt._events import Disposer
 from toolrt._execution import ToolExecution
 from toolrt._json import js_number
+from toolrt._ordered_executor import CANCEL_DRAIN_S
+from toolrt._registry import RUN_CODE_NAME
 from toolrt._results import ToolError, ToolErrorInfo, ToolExecutionResult, ToolFailure
+from toolrt._tool_definition import ToolDefinition
 
 if TYPE_CHECKING:
     from toolrt._tool_runtime import Scope, ToolRuntime
 
-__all__ = ["TIMEOUT_CODE", "install_timeout_policy", "timeout_result"]
+__all__ = ["TIMEOUT_CODE", "install_default_deadline", "install_timeout_policy", "timeout_result"]
 
 TIMEOUT_CODE = "TOOL_TIMEOUT"
 logger = logging.getLogger("toolrt")
+
+# Where an explicit timeout policy is installed: runtime -> scope keys (None for the whole runtime).
+_explicit: weakref.WeakKeyDictionary[ToolRuntime, Counter[Hashable | None]] = weakref.WeakKeyDictionary()
+
+
+def _deadline_ms(runtime: ToolRuntime, definition: ToolDefinition | None, name: str) -> float | None:
+    # The tool's own timeout_ms wins; UNBOUNDED on the tool or the runtime means no deadline. The
+    # runtime's default skips run_code (the sandbox's wall-clock limit is its deadline) and inline
+    # tools (they run on the event loop: nothing could interrupt them).
+    if definition is None:
+        return None
+    chosen: object = definition.timeout_ms
+    if chosen is None:
+        if name == RUN_CODE_NAME or definition.run_inline:
+            return None
+        chosen = runtime.tool_timeout_ms
+    return chosen if isinstance(chosen, int | float) else None
 
 
 class _Deadline:
@@ -68,47 +103,84 @@ def install_timeout_policy(
     grace_ms: float = 5_000,
     prepend: bool = False,
 ) -> Disposer:
-    """Install the wrapper on a runtime (every call) or a scope (that agent's calls)."""
+    """Install the wrapper on a runtime (every call) or a scope (that agent's calls).
+
+    A call's deadline is its tool's ``timeout_ms``, else the runtime's ``tool_timeout_ms``. For the
+    calls it covers this policy replaces the default one (:func:`install_default_deadline`).
+    """
     if not grace_ms >= 0:
         raise ValueError("grace_ms must be a non-negative number")
     from toolrt._tool_runtime import Scope
 
-    runtime = target.runtime if isinstance(target, Scope) else target
+    runtime, key = (target.runtime, target.key) if isinstance(target, Scope) else (target, None)
+    keys = _explicit.setdefault(runtime, Counter())
+    keys[key] += 1
+    listening = target.on("tools/execute", _enforcer(runtime, grace_ms, explicit=True), prepend=prepend)
+
+    def dispose() -> None:
+        listening()
+        keys[key] -= 1
+        if keys[key] <= 0:
+            del keys[key]
+
+    return Disposer(dispose, target)
+
+
+def install_default_deadline(runtime: ToolRuntime, *, grace_ms: float = 5_000) -> Disposer:
+    """The deadline every runtime installs on itself (see the module docstring for who is exempt)."""
+    return runtime.on("tools/execute", _enforcer(runtime, grace_ms, explicit=False))
+
+
+def _enforcer(
+    runtime: ToolRuntime, grace_ms: float, *, explicit: bool
+) -> Callable[[ToolExecution, Callable[[], Awaitable[ToolExecutionResult]]], Awaitable[ToolExecutionResult]]:
     detached: set[asyncio.Task[Any]] = set()
 
     async def enforce(
         execution: ToolExecution, next: Callable[[], Awaitable[ToolExecutionResult]]
     ) -> ToolExecutionResult:
-        definition = runtime.get(execution.name, execution.agent)
-        timeout_ms = definition.timeout_ms if definition is not None else None
+        definition = execution.definition  # resolved once when the call was created
+        timeout_ms = _deadline_ms(runtime, definition, execution.name)
+        if not explicit and _covered(runtime, execution.agent):
+            timeout_ms = None
         if timeout_ms is None:
             return await next()
+        on_thread = definition is not None and not definition.body_is_async and not definition.run_inline
         caller = execution.signal
         timer = AbortController()
         deadline, detach = fuse_signals(caller, timer.signal)
         reason = _Deadline(timeout_ms)
-        handle = asyncio.get_running_loop().call_later(timeout_ms / 1000, timer.abort, reason)
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+        grace: list[asyncio.TimerHandle] = []
+
+        def on_deadline() -> None:
+            timer.abort(reason)
+            grace.append(loop.call_later(grace_ms / 1000, _wake, waiter))
+
+        handle = loop.call_later(timeout_ms / 1000, on_deadline)
         execution.signal = deadline
         body = asyncio.ensure_future(next())
         detached_now = False
         try:
             try:
-                result = await _wait_with_grace(body, timer, grace_ms)
+                result = await _wait_with_grace(body, waiter, grace)
             except _Detached:
                 detached_now = True
                 detached.add(body)
                 body.add_done_callback(lambda task: _report_late(task, execution, detached))
                 logger.warning(
-                    'tool "%s" (%s): ignored its timeout of %sms for %sms more; detached and still running',
+                    'tool "%s" (%s): ignored its timeout of %sms for %sms more; detached and still running%s',
                     execution.name,
                     execution.call_id,
                     js_number(timeout_ms),
                     js_number(grace_ms),
+                    " (its worker thread is leaked: a thread cannot be stopped)" if on_thread else "",
                 )
-                return timeout_result(
-                    timeout_ms,
-                    {"timeout": {"timeoutMs": timeout_ms, "graceMs": grace_ms, "detached": True}},
-                )
+                report: dict[str, Any] = {"timeoutMs": timeout_ms, "graceMs": grace_ms, "detached": True}
+                if on_thread:
+                    report["leakedThread"] = True
+                return timeout_result(timeout_ms, {"timeout": report})
             if deadline.aborted and deadline.reason is reason:
                 return timeout_result(timeout_ms)
             return result
@@ -120,31 +192,46 @@ def install_timeout_policy(
                 # caller's signal itself once this wrapper returns.
                 execution.signal = caller
 
-    return target.on("tools/execute", enforce, prepend=prepend)
+    return enforce
+
+
+def _covered(runtime: ToolRuntime, agent: Hashable | None) -> bool:
+    keys = _explicit.get(runtime)
+    if not keys:
+        return False
+    return None in keys or any(key in keys for key in runtime.scope_chain(agent))
 
 
 class _Detached(Exception):
     pass
 
 
+def _wake(waiter: asyncio.Future[None], *_: object) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
 async def _wait_with_grace(
-    body: asyncio.Future[ToolExecutionResult], timer: AbortController, grace_ms: float
+    body: asyncio.Future[ToolExecutionResult], waiter: asyncio.Future[None], grace: list[asyncio.TimerHandle]
 ) -> ToolExecutionResult:
-    # Wait for the body; once our timer fires, give it grace_ms more to observe the signal.
-    fired: asyncio.Future[Any] = asyncio.ensure_future(timer.signal.wait())
+    # One future woken by whichever comes first: the body's end, or the end of the grace that the
+    # deadline starts (on_deadline). No extra task per call: every call pays for this wrapper.
+    wake = functools.partial(_wake, waiter)
+    body.add_done_callback(wake)
     try:
-        done, _ = await asyncio.wait({body, fired}, return_when=asyncio.FIRST_COMPLETED)
-        if body in done:
-            return body.result()
-        finished, _ = await asyncio.wait({body}, timeout=grace_ms / 1000)
-        if body in finished:
+        await waiter
+        if body.done():
             return body.result()
         raise _Detached
     except asyncio.CancelledError:
         body.cancel()
+        # The caller's cancellation waits (bounded) for the body's cleanup, as a signal abort does.
+        await asyncio.wait({body}, timeout=CANCEL_DRAIN_S)
         raise
     finally:
-        fired.cancel()
+        body.remove_done_callback(wake)
+        for handle in grace:
+            handle.cancel()
 
 
 def _report_late(task: asyncio.Task[Any], execution: ToolExecution, detached: set[asyncio.Task[Any]]) -> None:

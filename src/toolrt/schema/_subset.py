@@ -5,10 +5,11 @@ implement (``pattern``, ``minimum``, ``anyOf``, ``$ref``, ...) is rejected when 
 declared, instead of being sent to the model as a promise the runtime silently ignores.
 
 Vocabulary (J1): constraints ``type`` (one of ``object array string number integer boolean null``),
-``oneOf``, ``properties``, ``required``, ``additionalProperties`` (boolean), ``items``, ``enum``,
-``const``; annotations ``description`` and ``title`` (strings), ``default`` and ``examples``
-(lossless JSON). A node with neither ``type`` nor ``oneOf`` and no constraint accepts any lossless
-JSON value.
+``oneOf``, ``properties``, ``required``, ``additionalProperties`` (a boolean, or a schema every
+undeclared property's value must match: toolrt's extension of the seed subset, decision 0010),
+``items``, ``enum``, ``const``; annotations ``description`` and ``title`` (strings), ``default``
+and ``examples`` (lossless JSON). A node with neither ``type`` nor ``oneOf`` and no constraint
+accepts any lossless JSON value.
 
 Python adaptations of the upstream (JavaScript) rules:
 
@@ -329,6 +330,10 @@ def _collect(root: object, root_path: str, violations: list[str]) -> None:
         if schema_type == "object":
             properties = record.get("properties")
             push((_OBJECT_TAIL, record, path, properties))
+            # A schema-valued additionalProperties (``dict[str, X]``) is walked after the properties.
+            additional = record.get("additionalProperties")
+            if type(additional) is not bool and read_record(additional) is not None:
+                push((_ENTER, additional, (path, ".additionalProperties"), None))
             if "properties" in record:
                 declared = read_record(properties)
                 if declared is None:
@@ -360,8 +365,9 @@ def _check_object_tail(
                     violations.append(
                         f'{render_path(path)}.required names "{name}" which is not in properties'
                     )
-    if "additionalProperties" in record and type(record["additionalProperties"]) is not bool:
-        violations.append(f"{render_path(path)}.additionalProperties must be a boolean")
+    additional = record.get("additionalProperties")
+    if "additionalProperties" in record and type(additional) is not bool and read_record(additional) is None:
+        violations.append(f"{render_path(path)}.additionalProperties must be a boolean or a schema")
 
 
 def _check_literals(

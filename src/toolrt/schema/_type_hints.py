@@ -21,11 +21,10 @@ This is the engine behind :func:`toolrt.tool`. It turns a function signature int
 >>> parameters["properties"]["a"], parameters["required"], output, description
 ({'type': 'integer', 'description': 'The first addend.'}, ['a'], {'type': 'integer'}, 'Add two integers.')
 
-Why so many loud failures: the subset's ``oneOf`` means *exactly one* branch matches, and
-``additionalProperties`` is boolean-only. A hint that cannot be expressed faithfully (``str |
-Literal["a"]`` overlaps, ``dict[str, int]`` would leave values unchecked, a recursive type would need
-``$ref``) raises ``TypeError`` when the tool is defined, naming the parameter, instead of producing a
-schema that silently accepts the wrong values or rejects the right ones.
+Why so many loud failures: the subset's ``oneOf`` means *exactly one* branch matches. A hint that
+cannot be expressed faithfully (``str | Literal["a"]`` overlaps, ``dict[int, str]`` has non-string
+keys, a recursive type would need ``$ref``) raises ``TypeError`` when the tool is defined, naming the
+parameter, instead of producing a schema that silently accepts the wrong values or rejects the right ones.
 
 This module is the whole walk from a hint to a schema node: the entry point and its per-function
 results, the nodes (objects, literals, enums and ``oneOf`` unions, with the checks that refuse what
@@ -59,6 +58,7 @@ from toolrt.schema._converters import (
     dataclass_out,
     enum_converter,
     enum_value,
+    fresh_copy,
     generic_out,
     is_class,
     is_pydantic_model,
@@ -70,6 +70,8 @@ from toolrt.schema._converters import (
     sequence_out,
     to_int,
     tuple_converter,
+    values_converter,
+    values_out,
 )
 from toolrt.schema._docstrings import Docstring, parse_docstring
 
@@ -171,8 +173,8 @@ def analyze_function(
         if parameter.kind is inspect.Parameter.VAR_KEYWORD:
             if hint is not Any and hint is not object:
                 raise TypeError(
-                    f"{where}: **{name}: {_fmt(hint)} cannot be expressed: undeclared properties are "
-                    "unchecked (additionalProperties is boolean-only); annotate it as Any"
+                    f"{where}: **{name}: {_fmt(hint)} cannot be expressed: **kwargs collects the "
+                    "undeclared properties unchecked; annotate it as Any, or take a dict[str, X] parameter"
                 )
             var_keyword = name
             continue
@@ -187,7 +189,7 @@ def analyze_function(
         properties[name] = schema
         params.append(
             ParameterSpec(
-                name, parameter.kind, False, parameter.default is _EMPTY, parameter.default, node.to_python
+                name, parameter.kind, False, parameter.default is _EMPTY, parameter.default, _fresh(node)
             )
         )
     parameters: dict[str, Any] = {"type": "object", "properties": properties}
@@ -212,6 +214,27 @@ def analyze_function(
         var_keyword=var_keyword,
         output_to_json=output_to_json,
     )
+
+
+def _fresh(node: _Node) -> Converter | None:
+    """The converter a body's parameter goes through: plain, mutable values of the hinted type.
+
+    A parameter that can hold a JSON container is thawed first (a fresh ``list``/``dict`` tree owned
+    by this call), so a body that stores and later mutates its argument works, and the pipeline's
+    frozen snapshot stays the untouched record of what the model sent. Scalar-only parameters skip
+    the copy.
+    """
+    convert = node.to_python
+    if not node.kinds & _CONTAINER_KINDS:
+        return convert
+    if convert is None:
+        return fresh_copy
+    inner = convert
+
+    def thaw_then_convert(value: Any) -> Any:
+        return inner(fresh_copy(value))
+
+    return thaw_then_convert
 
 
 def schema_from_function(fn: Callable[..., Any]) -> tuple[dict[str, Any], dict[str, Any], str]:
@@ -295,6 +318,9 @@ _ALL_KINDS = frozenset({"null", "boolean", "integer", "number", "string", "array
 _NUMERIC = frozenset({"integer", "number"})
 
 
+_CONTAINER_KINDS = frozenset({"array", "object"})
+
+
 _SEQUENCE_ORIGINS: tuple[Any, ...] = (list, collections.abc.Sequence, collections.abc.MutableSequence)
 
 
@@ -320,7 +346,7 @@ class _Node:
     to_python: Converter | None = None
     to_json: Converter | None = None
     # Whether ``to_python`` still yields JSON data (int normalisation) rather than Python objects
-    # (Enum members, instances, tuples): only then may a rebuilt container be a frozen snapshot.
+    # (Enum members, instances, tuples); a union uses it to tell conversions apart.
     keeps_json: bool = True
     # The Python classes ``to_json`` applies to, so a union can pick the branch for a return value.
     out_classes: tuple[type, ...] = ()
@@ -351,7 +377,7 @@ class _Notes:
 
 _UNSUPPORTED_HINT = (
     "cannot be expressed in the supported JSON Schema subset; use str, int, float, bool, None, "
-    "Literal, an Enum, list[T]/Sequence[T]/tuple[T, ...], dict[str, Any], a TypedDict, a dataclass, "
+    "Literal, an Enum, list[T]/Sequence[T]/tuple[T, ...], dict[str, T], a TypedDict, a dataclass, "
     "a pydantic model, or a union of those"
 )
 
@@ -413,19 +439,32 @@ def _any() -> _Node:
     return _Node({}, _ALL_KINDS, "Any")
 
 
-def _open_object(hint: Any, args: tuple[Any, ...], ask: _Ask) -> _Node:
-    if args:
-        key, value = args
-        if key is not str:
-            raise _Unsupported(f"{_fmt(hint)}: JSON object keys are strings; use dict[str, Any]", ask.path)
-        if value is not Any and value is not object:
-            raise _Unsupported(
-                f"{_fmt(hint)} cannot be expressed: additionalProperties is boolean-only in the "
-                "subset, so the value type would go unchecked; use a TypedDict, dataclass or pydantic "
-                "model with named fields, or dict[str, Any]",
-                ask.path,
-            )
-    return _Node({"type": "object"}, frozenset({"object"}), hint)
+def _open_object(hint: Any, args: tuple[Any, ...], ask: _Ask) -> _Walker:
+    """``dict[str, X]`` / ``Mapping[str, X]`` as ``additionalProperties: <X>`` (decision 0010)."""
+    if not args:
+        return _Node({"type": "object"}, frozenset({"object"}), hint)
+    key, value = args
+    if key is not str:
+        raise _Unsupported(
+            f"{_fmt(hint)}: JSON object keys are strings; use dict[str, X] (e.g. dict[str, Any])", ask.path
+        )
+    if value is Any or value is object:
+        return _Node({"type": "object"}, frozenset({"object"}), hint)
+    item = yield _Ask(value, ask.path + "[]", ask.in_model, ask.ns)
+    if item.kinds == _ALL_KINDS:
+        return _Node({"type": "object"}, frozenset({"object"}), hint)
+    item_in = item.to_python
+    item_out = item.to_json
+    keeps_json = item.keeps_json
+    return _Node(
+        {"type": "object", "additionalProperties": item.schema},
+        frozenset({"object"}),
+        hint,
+        to_python=values_converter(item_in, frozen=False) if item_in else None,
+        to_json=values_out(item_out) if item_out else None,
+        keeps_json=keeps_json,
+        out_classes=(dict,) if item_out else (),
+    )
 
 
 def _scalar_kind(value: Any) -> str | None:
@@ -845,7 +884,7 @@ class _Walk:
         if base in _SEQUENCE_ORIGINS or base is tuple:
             return (yield from self._array(hint, base, args, ask))
         if base in _MAPPING_ORIGINS:
-            return _open_object(hint, args, ask)
+            return (yield from _open_object(hint, args, ask))
         if origin is not None and (_is_typeddict(origin) or dataclasses.is_dataclass(origin)):
             raise _Unsupported(
                 f"generic {_fmt(hint)} is not supported; use a concrete (non-generic) type", ask.path
@@ -936,7 +975,7 @@ class _Walk:
         if as_tuple:
             to_python: Converter | None = tuple_converter(item_in)
         else:
-            to_python = list_converter(item_in, frozen=keeps_json) if item_in else None
+            to_python = list_converter(item_in, frozen=False) if item_in else None
         to_json = sequence_out(item_out) if (item_out or as_tuple) else None
         return _Node(
             schema,
@@ -981,7 +1020,7 @@ class _Walk:
             node.schema,
             node.kinds,
             node.label,
-            to_python=mapping_converter(converters, frozen=keeps_json) if converters else None,
+            to_python=mapping_converter(converters, frozen=False) if converters else None,
             to_json=mapping_converter(outputs, frozen=False) if outputs else None,
             keeps_json=keeps_json,
             out_classes=(dict,) if outputs else (),

@@ -14,7 +14,9 @@ shown as ``arguments`` when the root path is ``""``):
 * objects → ``"P" must be an object``; then ``missing required property "P.k"`` for each required
   key, then each declared property present (declaration order), then with
   ``additionalProperties: false`` each undeclared key → ``"P.k" is not a declared property
-  (additionalProperties: false)``; an object with no violation must be lossless as a whole, else
+  (additionalProperties: false)``, and with ``additionalProperties: <schema>`` each undeclared value
+  is validated against that schema at ``P.k`` (toolrt's extension, decision 0010); an object with
+  no violation must be lossless as a whole, else
   ``"P" must be a lossless JSON object``;
 * arrays → ``"P" must be an array``; items at ``P[i]``; if no violation, the array must be lossless,
   else ``"P" must be a dense lossless JSON array``;
@@ -324,6 +326,19 @@ def _enter_object(node: _Node, value: Any, chain: _Chain, stack: list[_Frame], r
             elif node.closed:
                 name = _property_path(root, chain, key)
                 tail.append(f'"{name}" is not a declared property (additionalProperties: false)')
+            elif node.additional is not None:
+                # ``additionalProperties: <schema>``: every undeclared value is checked (and so
+                # covered for losslessness) like a declared property, after the declared ones.
+                additional = node.additional
+                item = view[key]
+                if additional.kind <= _LAST_INLINE:
+                    message = _inline(additional, item)
+                    if message is not None:
+                        tail.append(f'"{_property_path(root, chain, key)}"{message}')
+                elif entries is None:
+                    entries = [(additional, item, key)]
+                else:
+                    entries.append((additional, item, key))
             elif uncovered is None:
                 uncovered = [view[key]]
             else:
@@ -505,6 +520,7 @@ class _Node:
     """One compiled schema node. Fields irrelevant to the node's kind keep their defaults."""
 
     __slots__ = (
+        "additional",
         "branches",
         "closed",
         "const",
@@ -535,6 +551,7 @@ class _Node:
         self.required: tuple[str, ...] = ()
         self.declared: frozenset[str] = frozenset()
         self.closed = False
+        self.additional: _Node | None = None
         self.items: _Node | None = None
         self.branches: tuple[_Node, ...] = ()
         self.flat_branches = False
@@ -561,6 +578,13 @@ def _compile(schema: object) -> _Node:
             node.declared = frozenset(declared)
             node.required = tuple(read_array(record.get("required")) or ())
             node.closed = record.get("additionalProperties") is False
+            additional = record.get("additionalProperties")
+            if type(additional) is not bool and read_record(additional) is not None:
+                child_node = memo.get(id(additional))
+                if child_node is None:
+                    child_node = _shell(additional, memo)
+                    pending.append((_record(additional), child_node))
+                node.additional = child_node
         elif kind == _ARRAY:
             if "items" in record:
                 child = record["items"]

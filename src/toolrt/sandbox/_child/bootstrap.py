@@ -279,8 +279,8 @@ def _run(run: dict[str, Any]) -> None:
         return
     try:
         value = dumps(result)
-    except NotLossless:
-        _fail("invalid-output", "program completion must be lossless JSON")
+    except NotLossless as error:
+        _fail("invalid-output", str(error))
         return
     if len(value) > state.value_limit:
         _fail("value-limit", f"completion value of {len(value)} bytes exceeds {state.value_limit}")

@@ -62,7 +62,11 @@ state = _State()
 
 
 def _emit_log(text: str) -> None:
-    size = len(text.encode("utf-8", "surrogatepass"))
+    # Strict UTF-8, as a real stdout: a lone surrogate raises UnicodeEncodeError in the program
+    # (the host refuses one in a log frame). Each entry costs one byte more than its text, the
+    # newline that joins it to the next in the rendered output, as the host counts it: so empty
+    # lines are not free, and the number of entries is bounded by the output limit.
+    size = len(text.encode("utf-8")) + 1
     if size > state.out_left:
         # Send just enough to take the host over its cap (it kills the run), then wait to be killed.
         state.chan.send_text('{"t":"log","text":' + quote(text[: state.out_left + 1]) + "}")

@@ -88,11 +88,26 @@ def _int_text(value: int) -> str:
     return int.__repr__(value)
 
 
+LONE_SURROGATE = "lone surrogate in a string"
+"""Why a string with a lone surrogate is not lossless: it has no UTF-8 form, so the host could not
+hand it to the model or print it (the host refuses it too, in the same words)."""
+
+
+def _checked(text: str) -> str:
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise NotLossless(LONE_SURROGATE) from None
+    return text
+
+
 def dumps(value: Any) -> str:
     """Compact ASCII JSON of a *lossless* JSON value; raises ``NotLossless``. Iterative.
 
-    The same rules as the host's ``snapshot_json``: str keys only, no NaN/±inf/-0.0, integers exactly
-    representable as doubles, dict/list/tuple containers, no cycles, at most MAX_JSON_DEPTH deep.
+    The same rules as the host's ``snapshot_json``: str keys only, no lone surrogates, no
+    NaN/±inf/-0.0, integers exactly representable as doubles, dict/list/tuple containers, no cycles,
+    at most MAX_JSON_DEPTH deep.
     """
     out: list[str] = []
     append = out.append
@@ -108,7 +123,7 @@ def dumps(value: Any) -> str:
         elif item is False:
             append("false")
         elif kind is str:
-            append(quote(item))
+            append(quote(_checked(item)))
         elif kind is int:
             append(_int_text(item))
         elif kind is float:
@@ -127,7 +142,7 @@ def dumps(value: Any) -> str:
                 append("[")
                 stack.append([iter(list(item)), False, ident, True])
         elif isinstance(item, str):
-            append(quote(str.__str__(item)))
+            append(quote(_checked(str.__str__(item))))
         elif isinstance(item, int):
             append(_int_text(int(item)))
         elif isinstance(item, float):
@@ -152,7 +167,7 @@ def dumps(value: Any) -> str:
                     if not isinstance(key, str):
                         raise NotLossless(f"object key {key!r} is not a string")
                     key = str.__str__(key)
-                append(quote(key))
+                append(quote(_checked(key)))
                 append(":")
             else:
                 item = following

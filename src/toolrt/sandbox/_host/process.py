@@ -60,6 +60,18 @@ BOOT_TIMEOUT = 20.0
 _BOOT_FRAME_BYTES = 64 * 1024
 _TAIL_BYTES = 4096
 
+_MAX_TREE = 64
+"""Most descendants a child's tree is tracked for (the program cannot fork: a few are expected)."""
+_TREE_GONE_TIMEOUT = 5.0
+"""Longest wait for SIGKILLed descendants to exit (SIGKILL cannot be caught: only a stuck kernel
+makes this wait end by its timeout)."""
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
 GONE_GRACE = 2.0
 """How long after channel EOF the host waits for the exit status before killing."""
 _READ_BYTES = 256 * 1024
@@ -124,6 +136,8 @@ class Child:
         self.stdout_tail = bytearray()
         self.started = time.perf_counter()
         self._pidfd: int | None = None
+        self._tree: dict[int, int] = {}
+        """pid → pidfd of every descendant seen (:meth:`remember_tree`), killed and awaited at close."""
         self._wait_task: asyncio.Task[None] | None = None
         self._sock: socket.socket | None = None
         self.pipes_done: asyncio.Future[None] = self.loop.create_future()
@@ -147,6 +161,12 @@ class Child:
         with contextlib.suppress(OSError):
             if self._pidfd is not None:
                 os.close(self._pidfd)
+        tree, self._tree = self._tree, {}
+        for pidfd in tree.values():
+            with contextlib.suppress(OSError):
+                signal_module.pidfd_send_signal(pidfd, signal_module.SIGKILL)
+            with contextlib.suppress(OSError):
+                os.close(pidfd)
         for transport in [self.channel, *self.pipe_transports]:
             if transport is not None:
                 with contextlib.suppress(RuntimeError):  # the loop is closed: close() half-works
@@ -451,15 +471,59 @@ class Child:
 
     # -- teardown -------------------------------------------------------------------------------
 
+    def remember_tree(self) -> None:
+        """Hold a pidfd on each of the child's live descendants (under bwrap: its namespace init
+        and the program, which are in other sessions), so that :meth:`close` can kill them and
+        wait for them even after the child itself is gone. Why pidfds: a pid may be reused once its
+        process is reaped; a pidfd names one process for good."""
+        if not self.pid or self.reaped or not hasattr(os, "pidfd_open"):
+            return
+        pending = child_pids(self.pid)
+        while pending and len(self._tree) < _MAX_TREE:
+            pid = pending.pop()
+            if pid in self._tree:
+                continue
+            try:
+                self._tree[pid] = os.pidfd_open(pid)
+            except OSError:
+                continue  # gone already
+            pending.extend(child_pids(pid))
+
+    async def _end_tree(self) -> None:
+        """SIGKILL every remembered descendant and wait (bounded) until each has exited."""
+        tree, self._tree = self._tree, {}
+        waits: list[asyncio.Future[None]] = []
+        for pidfd in tree.values():
+            with contextlib.suppress(OSError):
+                signal_module.pidfd_send_signal(pidfd, signal_module.SIGKILL)
+            exited: asyncio.Future[None] = self.loop.create_future()
+            try:
+                self.loop.add_reader(pidfd, _settle, exited)  # a pidfd is readable once it exited
+            except (OSError, ValueError):
+                continue
+            waits.append(exited)
+        try:
+            if waits:
+                await asyncio.wait(waits, timeout=_TREE_GONE_TIMEOUT)
+        finally:
+            for pidfd in tree.values():
+                with contextlib.suppress(OSError, ValueError):
+                    self.loop.remove_reader(pidfd)
+                with contextlib.suppress(OSError):
+                    os.close(pidfd)
+
     async def close(self) -> None:
-        """Kill the process group, reap, close the channel and pipes, delete the work dir."""
+        """Kill the process group and every remembered descendant, reap, wait until all are gone,
+        close the channel and pipes, delete the work dir."""
         if self.closed:
             return
         self.closed = True
+        self.remember_tree()
         self.kill()
         if self.proc is not None and not await self.await_exit(10.0):  # pragma: no cover
             self.kill()  # SIGKILL cannot be ignored: only a stuck kernel gets here
             await asyncio.shield(self.exited)
+        await self._end_tree()
         if self._wait_task is not None:
             with contextlib.suppress(Exception):
                 await self._wait_task

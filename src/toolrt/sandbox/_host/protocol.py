@@ -62,9 +62,18 @@ Rules the host enforces (:class:`ProtocolViolation` → the run ends with kind `
 Payload rules that are *results*, not violations: a ``done`` value that is not lossless JSON (e.g.
 ``2**53 + 1`` or ``-0.0`` sent by a forged frame) ends the run as ``invalid-output`` / ``program
 completion must be lossless JSON``, as upstream's worker does; an unknown binding name is answered
-with an error reply (``unknown binding "<global>.<name>"``) which the program sees as its error class.
+with an error reply (``unknown binding "<global>.<name>"``, or ``unknown tool "<name>"`` for a
+namespace whose ``member_noun`` is ``tool``, then ``; did you mean "<closest>"?``) which the program
+sees as its error class.
 
-Sizes: a ``log`` text's UTF-8 length counts toward the run's ``outputBytes`` (with stdout and stderr);
+Text is valid UTF-8 end to end: a lone surrogate (which only a ``\\uD8xx``-style escape can carry) in
+any string of a ``log``, ``call``, ``ready`` or ``boot-failed`` frame is a violation; in a ``done``
+value it is ``invalid-output`` / ``program completion must be lossless JSON (lone surrogate in a
+string)``; in a ``done`` message it becomes U+FFFD. The child refuses the same (``print`` raises
+``UnicodeEncodeError``, as a real UTF-8 stdout does), and so does the host for binding results.
+
+Sizes: a ``log`` text's UTF-8 length plus one (the newline joining it to the next entry: so no entry
+is free, and their number is bounded) counts toward the run's ``outputBytes`` (with stdout and stderr);
 the completion value's size is the length of its compact ASCII JSON encoding (what crosses the
 wire) and counts toward ``valueBytes``. The frame cap is ``max(valueBytes, outputBytes, 16 MiB) +
 64 KiB`` during a run and 64 KiB before it; the child keeps its frames under it by cutting a log
@@ -88,6 +97,7 @@ __all__ = [
     "CHANNEL_FD",
     "CHILD_DONE_KINDS",
     "HEADER_BYTES",
+    "LONE_SURROGATE",
     "MAX_JSON_DEPTH",
     "BootFailed",
     "Call",
@@ -98,6 +108,7 @@ __all__ = [
     "ProtocolViolation",
     "Ready",
     "encode_frame",
+    "lone_surrogate_in",
     "parse_child_frame",
     "value_depth_exceeds",
     "value_wire_bytes",
@@ -117,6 +128,10 @@ MAX_NAME_CHARS: Final = 4096
 
 MAX_MESSAGE_CHARS: Final = 64 * 1024
 """Longest error message accepted in a ``done`` / ``boot-failed`` frame (longer ones are cut)."""
+
+LONE_SURROGATE: Final = "lone surrogate in a string"
+"""Why text with a lone surrogate is refused at every frame: it has no UTF-8 form, so neither the
+model endpoint nor the CLI's stdout could take it (the child refuses it in the same words)."""
 
 CHILD_DONE_KINDS: Final = frozenset(
     {"exception", "invalid-output", "memory-limit", "value-limit", "disk-limit"}
@@ -161,7 +176,7 @@ class Log(NamedTuple):
 
     text: str
     size: int
-    """UTF-8 bytes of ``text`` (lone surrogates count as 3)."""
+    """UTF-8 bytes of ``text`` (which holds no lone surrogate: the parser refuses one)."""
 
 
 class Call(NamedTuple):
@@ -389,18 +404,49 @@ def _parse_done(frame: dict[str, Any]) -> Done:
         raise ProtocolViolation(f"done kind {_clip(repr(kind), 60)} is not one a child may report")
     if type(message) is not str:
         raise ProtocolViolation("done message must be a string")
-    return Done(ok=False, kind=kind, message=_clip(message, MAX_MESSAGE_CHARS))
+    return Done(ok=False, kind=kind, message=_encodable(_clip(message, MAX_MESSAGE_CHARS)))
+
+
+def _encodable(text: str) -> str:
+    """An error message the model can read: a lone surrogate (from an exception's text) becomes
+    U+FFFD. Messages are prose, not values, so replacing is right here, where a value is refused."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def lone_surrogate_in(value: Any) -> bool:
+    """Whether a JSON value holds a lone surrogate in any string or object key. Iterative."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return False
 
 
 def parse_child_frame(body: bytes) -> ChildFrame:
     """Decode and validate one child → host frame body; raises :class:`ProtocolViolation`."""
     frame = _decode(body)
     kind = _kind_of(frame)
+    # The body is valid UTF-8, so a lone surrogate can only come from a \uD8xx-style escape: a body
+    # without one is spared the walk. A done frame's value is the run's to refuse (invalid-output).
+    if kind != "done" and (b"\\ud" in body or b"\\uD" in body) and lone_surrogate_in(frame):
+        raise ProtocolViolation(f"{kind} frame is not valid UTF-8 text ({LONE_SURROGATE})")
     if kind == "log":
         text = frame["text"]
         if type(text) is not str:
             raise ProtocolViolation("log text must be a string")
-        return Log(text, len(text.encode("utf-8", "surrogatepass")))
+        return Log(text, len(text.encode("utf-8")))
     if kind == "call":
         return _parse_call(frame)
     if kind == "done":

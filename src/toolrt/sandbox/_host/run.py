@@ -3,17 +3,22 @@ limits, and deciding its one outcome.
 
 Binding calls are dispatched concurrently (one task per ``call`` frame), at most
 ``max_in_flight_calls`` at once: the child applies backpressure, and a child exceeding the bound is a
-protocol violation. The wall clock is a timer; CPU and (without bwrap's size-capped tmpfs) the disk
-quota are polled by a watchdog; output counts ``log`` frames and raw stdout/stderr alike. The first
+protocol violation. The wall clock is a timer that counts running time only (the pauses of the
+request's :class:`~toolrt.codemode.RunClock`, a human answering an approval, do not count); CPU and
+(without bwrap's size-capped tmpfs) the disk quota are polled by a watchdog; output counts ``log``
+frames and raw stdout/stderr alike. The first
 outcome wins; a child that dies first is classified by :func:`.limits.classify_exit`. When a run
-ends, binding calls still in flight are cancelled and awaited, and the child is killed and reaped
-before the result is returned.
+ends, binding calls still in flight are cancelled and awaited, and the child is killed and reaped,
+and its descendants (under bwrap: the namespace init and the program) killed and awaited, before the
+result is returned. Log entries are kept separately up to :data:`LOG_ENTRIES_KEPT`, then coalesced,
+so the host holds about the output limit in log bytes whatever the number of prints.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import functools
 import time
 from collections.abc import Awaitable, Callable
@@ -40,11 +45,13 @@ from toolrt.sandbox._host.limits import (
 )
 from toolrt.sandbox._host.process import BOOT_TIMEOUT, GONE_GRACE, BootFailure, Child, frame_name
 from toolrt.sandbox._host.protocol import (
+    LONE_SURROGATE,
     MAX_JSON_DEPTH,
     Call,
     ChildFrame,
     Done,
     Log,
+    lone_surrogate_in,
     value_depth_exceeds,
     value_wire_bytes,
 )
@@ -54,6 +61,18 @@ _EXIT_GRACE = 1.0
 _WATCH_SECONDS = 0.05
 """Disk quota poll period; the CPU watchdog samples every other tick."""
 _MIN_FRAME_BYTES = 16 << 20
+
+LOG_ENTRIES_KEPT = 10_000
+"""Log entries a run keeps as separate strings; later ones are coalesced into one last entry (their
+texts joined by newlines, stored as UTF-8 bytes). Why: each separate entry costs the host ~60 bytes
+of object overhead, so a program printing short lines could hold far more host memory than its
+output limit. The rendered output (entries joined by newlines) is the same either way."""
+
+LOG_ENTRY_BYTES = 1
+"""What each log entry costs against the output limit beyond its text's UTF-8 bytes: the newline
+joining it to the next in the rendered output. So an empty line is not free, the number of entries
+is bounded by the output limit, and the host keeps at most about ``outputBytes`` of log bytes plus
+:data:`LOG_ENTRIES_KEPT` entries' overhead (the child counts the same way)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +111,8 @@ class Run:
         self.loop = asyncio.get_running_loop()
         self.namespaces: dict[str, CodeBindingNamespace] = {ns.name: ns for ns in request.bindings}
         self.logs: list[str] = []
+        self.log_tail: bytearray | None = None
+        """Entries past :data:`LOG_ENTRIES_KEPT`, newline-joined UTF-8 (one last entry)."""
         self.output_used = 0
         self.outcome: _Outcome | None = None
         self.decided: asyncio.Future[None] = self.loop.create_future()
@@ -106,6 +127,8 @@ class Run:
         self.warm = False
         self.cpu_base: float | None = None
         self.cpu_used = 0.0
+        self.started = time.monotonic()
+        self.timer: asyncio.TimerHandle | None = None
 
     # -- deciding the outcome -------------------------------------------------------------------
 
@@ -140,8 +163,21 @@ class Run:
         with contextlib.suppress(RuntimeError):  # the loop may be closed already
             self.loop.call_soon_threadsafe(self.fail, "abort", str(reason))
 
-    def _on_timeout(self) -> None:
-        self.fail("timeout", f"wall-clock ceiling reached ({self.limits.wall:g}s)")
+    def _arm_deadline(self) -> None:
+        """(Re)arm the wall-clock timer: the limit counts running time only, not the request's
+        clock's pauses (a human answering an approval)."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        clock = self.request.clock
+        if self.outcome is not None or (clock is not None and clock.paused):
+            return  # a resume re-arms it
+        paused = clock.paused_seconds() if clock is not None else 0.0
+        remaining = self.started + self.limits.wall + paused - time.monotonic()
+        if remaining <= 0:
+            self.fail("timeout", f"wall-clock ceiling reached ({self.limits.wall:g}s)")
+            return
+        self.timer = self.loop.call_later(remaining, self._arm_deadline)
 
     # -- the listener interface -----------------------------------------------------------------
 
@@ -210,11 +246,23 @@ class Run:
     def _on_log(self, child: Child, frame: Log) -> None:
         if not self._check_live(child, "log"):
             return
-        self.output_used += frame.size
+        self.output_used += frame.size + LOG_ENTRY_BYTES
         if self.output_used > self.limits.output:
             self.fail("output-limit", f"outer output exceeded {self.limits.output} bytes")
             return
-        self.logs.append(frame.text)
+        if len(self.logs) < LOG_ENTRIES_KEPT:
+            self.logs.append(frame.text)
+        elif self.log_tail is None:
+            self.log_tail = bytearray(frame.text.encode("utf-8"))
+        else:
+            self.log_tail += b"\n"
+            self.log_tail += frame.text.encode("utf-8")
+
+    def kept_logs(self) -> tuple[str, ...]:
+        """The run's log entries as the result carries them (the coalesced tail last)."""
+        if self.log_tail is None:
+            return tuple(self.logs)
+        return (*self.logs, self.log_tail.decode("utf-8"))
 
     def _on_call(self, child: Child, frame: Call) -> None:
         if not self._check_live(child, "call"):
@@ -233,7 +281,7 @@ class Run:
         self.in_flight += 1
         function = namespace.functions.get(frame.name)
         if function is None:
-            self._answer(child, _error_reply(frame.id, f'unknown binding "{namespace.name}.{frame.name}"'))
+            self._answer(child, _error_reply(frame.id, unknown_member(namespace, frame.name)))
             return
         try:
             awaitable = function(frame.args)
@@ -291,6 +339,9 @@ class Run:
             if not frame.has_value:
                 self.decide(_Outcome(from_done=True))
                 return
+            if lone_surrogate_in(frame.value):
+                self.decide(_Outcome(CodeRunError("invalid-output", _LOSSY_SURROGATE), from_done=True))
+                return
             try:
                 value = snapshot_json(frame.value)
             except NotLosslessJsonError:
@@ -315,7 +366,9 @@ class Run:
         if kind == "exception":
             error = CodeRunError("exception", frame.message)
         elif kind == "invalid-output":
-            error = CodeRunError("invalid-output", "program completion must be lossless JSON")
+            # The child names the one reason the model can act on; any other reason reads as before.
+            lossy = _LOSSY_SURROGATE if LONE_SURROGATE in frame.message else _LOSSY
+            error = CodeRunError("invalid-output", lossy)
         elif kind == "value-limit":
             error = CodeRunError("value-limit", f"completion value exceeded {limits.value} bytes")
         elif kind == "memory-limit":
@@ -331,7 +384,12 @@ class Run:
     async def execute(self) -> CodeRunResult:
         """Run the program on a warm or cold child and return its one result (the child reaped)."""
         started = time.perf_counter()
-        timer = self.loop.call_later(self.limits.wall, self._on_timeout)
+        self.started = time.monotonic()
+        clock = self.request.clock
+        unsubscribe = (
+            clock.subscribe(lambda: self.loop.call_soon(self._arm_deadline)) if clock is not None else None
+        )
+        self._arm_deadline()
         signal = self.request.signal
         detach = signal.add_callback(self._on_abort) if signal is not None else None
         child: Child | None = None
@@ -345,7 +403,10 @@ class Run:
                 await self._drive(child)
         finally:
             self.finalizing = True
-            timer.cancel()
+            if unsubscribe is not None:
+                unsubscribe()
+            if self.timer is not None:
+                self.timer.cancel()
             if detach is not None:
                 detach()
             if child is not None:
@@ -404,6 +465,7 @@ class Run:
             }
         )
         self.cpu_base = child.program_cpu()
+        child.remember_tree()  # the program's processes, to be killed and awaited however it ends
         watcher = asyncio.ensure_future(self._watch(child))
         try:
             await self.decided
@@ -468,7 +530,31 @@ class Run:
             meta["pid"] = child.pid
             meta.update(child.diagnostics())
         meta.update(boot_meta)
-        return CodeRunResult(logs=tuple(self.logs), value=outcome.value, error=outcome.error, meta=meta)
+        return CodeRunResult(logs=self.kept_logs(), value=outcome.value, error=outcome.error, meta=meta)
+
+
+_LOSSY = "program completion must be lossless JSON"
+_LOSSY_SURROGATE = f"{_LOSSY} ({LONE_SURROGATE})"
+
+
+_SUGGESTIONS = 3
+"""Closest member names an unknown-member error offers."""
+_NAME_CHARS = 100
+"""Longest unknown name echoed back (a call frame's name may hold thousands of characters)."""
+
+
+def unknown_member(namespace: CodeBindingNamespace, name: str) -> str:
+    """The error a program gets for calling a member its namespace lacks, with the closest names
+    (``unknown tool "send_mail"; did you mean "send_email"?``)."""
+    shown = name if len(name) <= _NAME_CHARS else name[:_NAME_CHARS] + "…"
+    if namespace.member_noun is None:
+        text = f'unknown binding "{namespace.name}.{shown}"'
+    else:
+        text = f'unknown {namespace.member_noun} "{shown}"'
+    close = difflib.get_close_matches(name[:_NAME_CHARS], list(namespace.functions), _SUGGESTIONS)
+    if close:
+        text += "; did you mean " + " or ".join(f'"{match}"' for match in close) + "?"
+    return text
 
 
 def _value_reply(call_id: int, value: Any) -> dict[str, Any]:
@@ -478,6 +564,8 @@ def _value_reply(call_id: int, value: Any) -> dict[str, Any]:
             raise NotLosslessJsonError(f"nested deeper than {MAX_JSON_DEPTH} levels")
     except (NotLosslessJsonError, ValueError, RecursionError):
         return _error_reply(call_id, "binding resolution must be lossless JSON")
+    if lone_surrogate_in(snapshot):
+        return _error_reply(call_id, f"binding resolution must be lossless JSON ({LONE_SURROGATE})")
     return {"t": "reply", "id": call_id, "ok": True, "value": snapshot}
 
 

@@ -14,15 +14,19 @@ import contextlib
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from toolrt._abort import AbortSignal
 from toolrt.codemode._code_runtime import (
+    CodeBindingNamespace,
     CodeRunError,
     CodeRunLimits,
     CodeRunRequest,
     CodeRunResult,
     IsolationReport,
+    RunClock,
     validate_bindings,
 )
 from toolrt.sandbox._backends.plan import (
@@ -37,6 +41,7 @@ from toolrt.sandbox._backends.plan import (
 from toolrt.sandbox._host.limits import DEFAULT_LIMITS, BootSpec, Limits, fill_limits, merge_limits
 from toolrt.sandbox._host.pool import WarmPool
 from toolrt.sandbox._host.process import BOOT_TIMEOUT, Child
+from toolrt.sandbox._host.protocol import LONE_SURROGATE
 from toolrt.sandbox._host.run import Run, RunHost
 
 __all__ = ["PythonSandboxRuntime"]
@@ -49,6 +54,43 @@ class _Probe:
     plan: Plan | None = None
     lock: asyncio.Lock | None = None
     results: ProbeResults | None = None
+
+
+def _type_name(value: object) -> str:
+    return "None" if value is None else type(value).__name__
+
+
+def _request_problem(request: Any) -> str | None:
+    """Why ``request`` cannot be run as typed (a structured ``invalid-request``), or ``None``.
+    Why here: a request is data, often built from outside input; a mistyped one must fail like a
+    program does, as a result, not as an exception out of ``run``."""
+    if not isinstance(request, CodeRunRequest):
+        return f"request must be a CodeRunRequest, not {_type_name(request)}"
+    fields: Any = request  # as built at run time: the field annotations are what is checked here
+    if not isinstance(fields.program, str):
+        return f"program must be a str, not {_type_name(fields.program)}"
+    try:
+        fields.program.encode("utf-8")
+    except UnicodeEncodeError:
+        return f"program is not valid UTF-8 text ({LONE_SURROGATE})"
+    bindings = fields.bindings
+    if isinstance(bindings, str | bytes) or not isinstance(bindings, Sequence):
+        return f"bindings must be a sequence of CodeBindingNamespace, not {_type_name(bindings)}"
+    item: Any
+    for item in bindings:
+        if not isinstance(item, CodeBindingNamespace):
+            return f"bindings must hold CodeBindingNamespace items, not {_type_name(item)}"
+        namespace: Any = item
+        if not isinstance(namespace.functions, Mapping):
+            functions = _type_name(namespace.functions)
+            return f"binding {namespace.name!r} functions must be a mapping, not {functions}"
+    if fields.signal is not None and not isinstance(fields.signal, AbortSignal):
+        return f"signal must be an AbortSignal or None, not {_type_name(fields.signal)}"
+    if fields.limits is not None and not isinstance(fields.limits, CodeRunLimits):
+        return f"limits must be a CodeRunLimits or None, not {_type_name(fields.limits)}"
+    if fields.clock is not None and not isinstance(fields.clock, RunClock):
+        return f"clock must be a RunClock or None, not {_type_name(fields.clock)}"
+    return None
 
 
 class PythonSandboxRuntime:
@@ -132,10 +174,20 @@ class PythonSandboxRuntime:
         program's failure; ``RuntimeError`` once disposed)."""
         if self._closed:
             raise RuntimeError("runtime disposed")
-        validate_bindings(request.bindings)
-        limits = merge_limits(self.limits, request.limits)
+        problem = _request_problem(request)
+        if problem is None:
+            validate_bindings(request.bindings)
+            try:
+                limits = merge_limits(self.limits, request.limits)
+            except (TypeError, ValueError) as error:
+                problem = f"invalid limits: {error}"
         self._bind_loop()
         plan = await self._plan()
+        if problem is not None:
+            return CodeRunResult(
+                error=CodeRunError("invalid-request", problem),
+                meta={"isolation": self.isolation.as_json(), "backend": plan.backend, "warm": False},
+            )
         if plan.backend is None:
             return CodeRunResult(
                 error=CodeRunError("sandbox-unavailable", plan.unavailable),
