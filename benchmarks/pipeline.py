@@ -15,7 +15,10 @@ What is timed: ONE call of a trivial validated tool ``add(a: int, b: int) -> int
 
 - toolrt ``ToolRuntime.execute()`` — (1) no listeners; (2) one pass-through listener on each of
   ``tools/pre-execute``, ``tools/execute`` and ``tools/post-execute`` plus one ``tools/result``
-  observer; (3) a *sync* body, which toolrt runs on a worker thread.
+  observer; (3) a *sync* body, which toolrt runs on a worker thread. Every runtime times its calls
+  (the default deadline, issue 12); (4) ``no-deadline`` is case 1 with ``tool_timeout_ms=UNBOUNDED``,
+  so the two, interleaved, give the deadline's cost on a body that never awaits; (5) and (6) the same
+  pair for a body that awaits once (``await asyncio.sleep(0)``), where the deadline arms its timer.
 - Floors: ``await add(1, 2)`` (the bare coroutine), ``asyncio.to_thread(add_sync, 1, 2)`` (one
   thread-pool hop: the floor of case 3, whose target is ≤ 1.2× it), ``add_sync(**args)`` and
   ``add_sync(**json.loads(s))``.
@@ -112,11 +115,23 @@ async def setup_json_kwargs() -> Timed:
 # --- toolrt ------------------------------------------------------------------------------------------------
 
 
-async def _toolrt_case(*, listeners: bool, sync_body: bool) -> Timed:
-    from toolrt import AbortSignal, ToolExecutionInput, ToolRuntime, tool
+async def add_awaiting(a: int, b: int) -> int:
+    """Add two integers, after one trip through the event loop."""
+    await asyncio.sleep(0)
+    return a + b
 
-    runtime = ToolRuntime()
-    runtime.register(tool(_sync_add_named_add() if sync_body else add))
+
+async def _toolrt_case(
+    *, listeners: bool, sync_body: bool, deadline: bool = True, awaiting: bool = False
+) -> Timed:
+    from toolrt import UNBOUNDED, AbortSignal, ToolExecutionInput, ToolRuntime, tool
+
+    runtime = ToolRuntime() if deadline else ToolRuntime(tool_timeout_ms=UNBOUNDED)
+    if awaiting:
+        add_awaiting.__name__ = "add"
+        runtime.register(tool(add_awaiting))
+    else:
+        runtime.register(tool(_sync_add_named_add() if sync_body else add))
     signal = AbortSignal()
     if listeners:
         # First prove that listeners of these shapes fire (counting copies, removed again) ...
@@ -172,6 +187,18 @@ async def setup_toolrt_listeners() -> Timed:
 
 async def setup_toolrt_sync() -> Timed:
     return await _toolrt_case(listeners=False, sync_body=True)
+
+
+async def setup_toolrt_no_deadline() -> Timed:
+    return await _toolrt_case(listeners=False, sync_body=False, deadline=False)
+
+
+async def setup_toolrt_awaits() -> Timed:
+    return await _toolrt_case(listeners=False, sync_body=False, awaiting=True)
+
+
+async def setup_toolrt_awaits_no_deadline() -> Timed:
+    return await _toolrt_case(listeners=False, sync_body=False, deadline=False, awaiting=True)
 
 
 # --- anchors (optional ``bench`` extra) ------------------------------------------------------------------
@@ -268,6 +295,27 @@ CASES = [
         setup_toolrt_sync,
         "toolrt",
         THREAD_FLOOR,
+    ),
+    Case(
+        "toolrt/no-deadline",
+        "execute(add), no listeners, tool_timeout_ms=UNBOUNDED",
+        setup_toolrt_no_deadline,
+        "toolrt",
+        AWAIT_FLOOR,
+    ),
+    Case(
+        "toolrt/awaits",
+        "execute(add), a body that awaits sleep(0) once",
+        setup_toolrt_awaits,
+        "toolrt",
+        AWAIT_FLOOR,
+    ),
+    Case(
+        "toolrt/awaits-no-deadline",
+        "execute(add), a body that awaits sleep(0) once, tool_timeout_ms=UNBOUNDED",
+        setup_toolrt_awaits_no_deadline,
+        "toolrt",
+        AWAIT_FLOOR,
     ),
     Case(AWAIT_FLOOR, "await add(1, 2)", setup_await, "floor"),
     Case(THREAD_FLOOR, "await asyncio.to_thread(add_sync, 1, 2)", setup_to_thread, "floor"),

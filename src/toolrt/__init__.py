@@ -70,6 +70,7 @@ from toolrt._tool_definition import (
     DEFAULT_TOOL_TIMEOUT_MS,
     UNBOUNDED,
     ToolDefinition,
+    ToolGroup,
     ToolOutput,
     ToolSchema,
 )
@@ -98,11 +99,12 @@ use_presentation_prompt(CODE_MODE_PROMPT)
 
 
 def _install_default_policies(runtime: ToolRuntime) -> None:
-    # The output budget is on by default; the policies load with the first runtime, not on import.
-    # (The default deadline, install_default_deadline, is not installed yet: issue 12 item 2 is open.)
-    from toolrt.policies import install_output_budget
+    # The output budget and the default deadline are on by default; the policies load with the
+    # first runtime, not on import.
+    from toolrt.policies import install_default_deadline, install_output_budget
 
     install_output_budget(runtime)
+    install_default_deadline(runtime)
 
 
 use_default_policies(_install_default_policies)
@@ -182,6 +184,7 @@ __all__ = [
     "ToolExecutionInput",
     "ToolExecutionResult",
     "ToolFailure",
+    "ToolGroup",
     "ToolNotFoundError",
     "ToolOutput",
     "ToolOutputError",

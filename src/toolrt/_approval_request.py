@@ -4,6 +4,10 @@ Any object with an ``async request(ApprovalRequest) -> ApprovalOutcome`` method 
 it as ``ToolRuntime(approval=...)``. Without one, an ``Ask`` degrades to a denial. The request carries
 the frozen argument snapshot that will run, so an answerer shows (and approves) exactly those
 arguments — pre-execute policy cannot rewrite them afterwards.
+
+While the service waits, the clock of the program the call is made for (a Code Mode run's
+``RunClock``, carried as ``ToolExecutionInput.wait_clock``) is paused by the pipeline, and the call's
+tool deadline has not started: a person's time is never charged to the program or to the tool.
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ if TYPE_CHECKING:
 
 __all__ = ["ApprovalOutcome", "ApprovalRequest", "ApprovalService"]
 
-ApprovalOutcome: TypeAlias = Literal["allowed-once", "rejected", "cancelled", "unavailable"]
+ApprovalOutcome: TypeAlias = Literal["allowed-once", "rejected", "cancelled", "unavailable", "expired"]
+"""What an approval service answers. ``expired`` (toolrt's addition) means nobody answered before the
+service's wait deadline: the call is denied, saying so."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -17,6 +17,7 @@ The hierarchy::
     │   └── InvalidEventError        an event was rejected (also a ValueError)
     ├── TypeError
     │   └── NotLosslessJsonError     a value is not lossless JSON (``path`` locates it)
+    │       └── UnencodableTextError a string or key holds a lone surrogate (no UTF-8 form)
     ├── ValueError
     │   └── PromptError              the system prompt's configuration is wrong
     └── RuntimeError
@@ -29,13 +30,21 @@ the program that made the mistake. Raise a ``ToolrtError`` (or a subclass) from 
 the model and your logs a stable, machine-readable code::
 
     raise ToolrtError("disk full", "ENOSPC")
+
+What a model reads of an error is bounded here too: :func:`clip_text` is the one function that cuts
+text for a message (a whole message at :data:`MAX_MESSAGE_CHARS`, a value or name it echoes at
+:data:`MAX_ECHO_CHARS`), and :func:`readable_message` is what every failure result carries.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 __all__ = [
+    "MAX_ECHO_CHARS",
+    "MAX_LINE_CHARS",
+    "MAX_MESSAGE_CHARS",
     "TOOL_ABORTED",
     "TOOL_ABORTED_BEFORE_DISPATCH",
     "AbortError",
@@ -53,6 +62,9 @@ __all__ = [
     "ToolNotFoundError",
     "ToolOutputError",
     "ToolrtError",
+    "UnencodableTextError",
+    "clip_text",
+    "readable_message",
 ]
 
 TOOL_ABORTED = "ABORTED"
@@ -60,6 +72,67 @@ TOOL_ABORTED = "ABORTED"
 
 TOOL_ABORTED_BEFORE_DISPATCH = "ABORTED_BEFORE_DISPATCH"
 """The caller aborted before the body was invoked: the tool had no chance to act."""
+
+
+MAX_MESSAGE_CHARS = 4_000
+"""The longest error message a model reads (about 1,000 tokens), cut marker included.
+
+Long enough for every message toolrt writes itself (a dozen path-qualified violations, an enum of
+fifty values, a traceback's last frames); short enough that an error echoing what the model sent
+(a 50 MB argument, a 65 KB source line, a thousand unexpected keys) cannot fill its context. A
+``run_code`` failure's captured output is not part of its message: the output budget bounds it.
+"""
+
+MAX_ECHO_CHARS = 200
+"""The longest value or name a message quotes back (a path, a tool name)."""
+
+MAX_LINE_CHARS = 1_000
+"""The longest line of a multi-line message (a traceback's source line, its exception's text)."""
+
+
+def clip_text(text: str, limit: int, *, line_limit: int | None = None) -> str:
+    """``text`` at most ``limit`` characters long, the cut said where it is: ``[… N characters cut]``.
+
+    The head and the tail are kept (three quarters and one quarter of what fits), since a message
+    says what went wrong at its start and often what to do at its end. Text within the limit is
+    returned as it is. ``line_limit`` first cuts each longer line on its own, so one huge line (a
+    65 KB source line in a traceback) cannot push the lines after it (the exception) out.
+
+    >>> clip_text("path " + "x" * 100 + " is outside", 40)
+    'path xxxxxxxxxx[… 97 characters cut]side'
+    """
+    if line_limit is not None and len(text) > line_limit:
+        text = "\n".join(clip_text(line, line_limit) for line in text.split("\n"))
+    length = len(text)
+    if length <= limit:
+        return text
+    # The marker counts what it replaces, and its own length decides that: settle the digit count.
+    keep = limit
+    while True:
+        marker = f"[… {length - keep:,} characters cut]"
+        fitted = max(limit - len(marker), 0)
+        if fitted == keep:
+            break
+        keep = fitted
+    tail = keep // 4
+    return text[: keep - tail] + marker + (text[length - tail :] if tail else "")
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")  # one U+FFFD per surrogate, not one per byte
+
+
+def readable_message(text: str, limit: int | None = MAX_MESSAGE_CHARS) -> str:
+    """An error message as a model may read it: cut at ``limit`` and valid UTF-8 text.
+
+    A lone surrogate (from an exception's text, say) becomes U+FFFD: a message is prose, so
+    replacing is right here, where a *value* holding one is refused (:class:`UnencodableTextError`).
+    ``limit=None`` keeps the length, for text another bound already covers.
+    """
+    if limit is not None:
+        text = clip_text(text, limit)
+    if text.isascii():
+        return text
+    return _SURROGATE.sub("\ufffd", text)
 
 
 class ToolrtError(Exception):
@@ -120,6 +193,11 @@ class NotLosslessJsonError(TypeError):
         self.path = path
 
 
+class UnencodableTextError(NotLosslessJsonError):
+    """A string or an object key holds a lone surrogate: it has no UTF-8 form, so it cannot be logged,
+    printed or sent to a model. ``path`` locates the string (or the object whose key it is)."""
+
+
 class PromptError(ValueError):
     """The prompt's configuration is wrong: a bad ``tool_order``, a clashing tool name, a broken
     ``{{variable}}`` reference, or more than one ``complete`` section."""
@@ -173,4 +251,7 @@ class OutsideRootError(ToolrtError):
     """A path resolves outside the tools' root (``PATH_OUTSIDE_ROOT``)."""
 
     def __init__(self, path: str) -> None:
-        super().__init__(f"path {path!r} is outside the allowed directory", "PATH_OUTSIDE_ROOT")
+        super().__init__(
+            f"path {clip_text(repr(path), MAX_ECHO_CHARS)} is outside the allowed directory",
+            "PATH_OUTSIDE_ROOT",
+        )

@@ -9,21 +9,113 @@ must restore it afterwards. Once the result is published the execution is frozen
 The body receives the same object typed as :class:`ToolRunContext`, whose two extra methods only mean
 something there: ``defer_context`` (attach a user message after the final result, even if the body
 later fails) and ``conclude_turn`` (ask the agent loop to end the turn after this batch).
+
+A call with a deadline gets a signal of its own, which fires when the caller's does or when the
+deadline runs out. It is made only if the body asks for it (reading ``ctx.signal``): most bodies
+never do, and fusing two signals costs more than the whole rest of a trivial call.
+
+A call made on behalf of a running program (a Code Mode sub-call) may carry that program's
+:class:`WaitClock`: the pipeline pauses it while the call waits for a person (an approval), so human
+time never spends the program's budget. The core knows only this seam, not who fills it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+import threading
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from toolrt._abort import AbortSignal
+from toolrt._abort import AbortController, AbortSignal, fuse_signals
 from toolrt._content import ContextMessage
 
 if TYPE_CHECKING:
     from toolrt._tool_definition import ToolDefinition
 
-__all__ = ["ExecutionToken", "ToolExecution", "ToolExecutionInput", "ToolRunContext"]
+__all__ = [
+    "BodySignal",
+    "ExecutionToken",
+    "ToolExecution",
+    "ToolExecutionInput",
+    "ToolRunContext",
+    "WaitClock",
+]
+
+
+class WaitClock(Protocol):
+    """A clock that must not count time spent waiting for a person (``toolrt.codemode.RunClock``).
+
+    Pauses nest: every :meth:`pause` is matched by one :meth:`resume`.
+    """
+
+    def pause(self) -> None:
+        """Stop counting until the matching :meth:`resume`."""
+        ...
+
+    def resume(self) -> None:
+        """End one pause."""
+        ...
+
+
+# Guards the moment a body's signal is made against the deadline firing it (a worker thread may ask
+# for the signal while the event loop fires it). Taken only when a signal is made or fired.
+_BODY_SIGNAL_LOCK = threading.Lock()
+_UNFIRED: Any = object()
+
+
+class BodySignal:
+    """The signal of one timed body, made the first time the body reads ``ctx.signal``.
+
+    Why lazily: a signal of its own (the caller's fused with the deadline's) costs a few
+    microseconds, and most bodies never look at it. :meth:`abort` fires it, or, if the body has not
+    asked yet, makes sure it is born fired.
+    """
+
+    __slots__ = ("_base", "_controller", "_detach", "_reason", "_signal")
+
+    def __init__(self, base: AbortSignal) -> None:
+        self._base = base
+        self._signal: AbortSignal | None = None
+        self._controller: AbortController | None = None
+        self._detach: Callable[[], None] | None = None
+        self._reason: object = _UNFIRED
+
+    @property
+    def base(self) -> AbortSignal:
+        """The signal this one follows (the caller's, fused with any wrapper's)."""
+        return self._base
+
+    def get(self) -> AbortSignal:
+        """The body's signal (made now if it was not yet)."""
+        signal = self._signal
+        if signal is not None:
+            return signal
+        with _BODY_SIGNAL_LOCK:
+            signal = self._signal
+            if signal is None:
+                controller = AbortController()
+                if self._reason is not _UNFIRED:
+                    controller.abort(self._reason)
+                signal, self._detach = fuse_signals(self._base, controller.signal)
+                self._controller = controller
+                self._signal = signal
+        return signal
+
+    def abort(self, reason: object) -> None:
+        """Fire the body's signal with ``reason`` (the first reason wins)."""
+        with _BODY_SIGNAL_LOCK:
+            if self._reason is not _UNFIRED:
+                return
+            self._reason = reason
+            controller = self._controller
+        if controller is not None:
+            controller.abort(reason)
+
+    def release(self) -> None:
+        """Stop following the base signal (a long-lived caller signal must not collect callbacks)."""
+        detach, self._detach = self._detach, None
+        if detach is not None:
+            detach()
 
 
 class ExecutionToken:
@@ -56,6 +148,8 @@ class ToolExecutionInput:
     agent: Hashable | None = None
     parent: ExecutionToken | None = None
     root_call_id: str | None = None
+    wait_clock: WaitClock | None = None
+    """The clock of the program this call is made for, paused while the call waits for a person."""
 
 
 class ToolExecution:
@@ -64,15 +158,18 @@ class ToolExecution:
     Beside what a body sees (:class:`ToolRunContext`), it carries the runtime's per-call
     bookkeeping, kept here to avoid a second object per call (decision 0005): three public
     attributes written by the pipeline only, and the operations the pipeline performs on the call
-    (:meth:`open_signal` / :meth:`close_signal`, :meth:`lend_signal` / :meth:`return_signal`,
-    :meth:`rebind`, :meth:`take_finalizer`, :meth:`freeze`). Listeners may read them; nothing but
-    the pipeline calls or writes them.
+    (:meth:`open_signal` / :meth:`close_signal`, :meth:`lend_signal` / :meth:`return_signal`, for a
+    timed body :meth:`lend_body_signal` / :meth:`body_signal` / :meth:`return_body_signal` /
+    :meth:`keep_body_signal`, :meth:`rebind`, :meth:`take_finalizer`, :meth:`freeze`). Listeners may
+    read them; nothing but the pipeline calls or writes them.
     """
 
     # A dict gives the public slots their docstrings (``help(ToolExecution)`` shows them).
     __slots__ = {
         "_agent": None,
         "_arguments": None,
+        "_body_base": None,
+        "_body_signal": None,
         "_call_id": None,
         "_caller": None,
         "_concluded": None,
@@ -87,6 +184,7 @@ class ToolExecution:
         "_signal": None,
         "_signal_writable": None,
         "_token": None,
+        "_wait_clock": None,
         "body_invoked": "Whether the body was invoked (its result is then ``TOOL_ABORTED`` rather than "
         "``TOOL_ABORTED_BEFORE_DISPATCH`` when the caller aborts). Written by the pipeline only.",
         "canonical_result": "The result the pipeline's own body stage produced, or ``None``: a "
@@ -113,6 +211,7 @@ class ToolExecution:
         finalizer: Any = None,
         definition: ToolDefinition | None = None,
         resolved_at: int = 0,
+        wait_clock: WaitClock | None = None,
     ) -> None:
         self._token = ExecutionToken()
         self._call_id = call_id
@@ -121,7 +220,10 @@ class ToolExecution:
         self._arguments = arguments
         self._agent = agent
         self._parent = parent
-        self._signal = signal
+        self._signal: AbortSignal | None = signal
+        self._body_base: AbortSignal | None = None
+        self._body_signal: BodySignal | None = None
+        self._wait_clock = wait_clock
         self._deferred: list[ContextMessage] | None = None
         self._concluded = False
         self._frozen = False
@@ -173,9 +275,11 @@ class ToolExecution:
         self._signal_writable = True
 
     def close_signal(self) -> None:
-        """End the wrappers' turn: ``signal`` is the caller's again and may no longer be replaced."""
+        """End the wrappers' turn: ``signal`` is the caller's again and may no longer be replaced
+        (unless a detached body still holds its own signal)."""
         self._signal_writable = False
-        self._signal = self._caller
+        if self._body_base is None:
+            self._signal = self._caller
 
     def lend_signal(self, signal: AbortSignal) -> bool:
         """Make ``signal`` the one the body sees, which nobody may replace until
@@ -191,6 +295,58 @@ class ToolExecution:
         if self._signal is lent and not self._frozen:
             self._signal = signal
             self._signal_writable = writable
+
+    def lend_body_signal(self, base: AbortSignal) -> bool:
+        """Like :meth:`lend_signal`, for a timed body: its signal follows ``base`` and is made only
+        when someone needs it (:meth:`body_signal`). Returns the writability to pass back to
+        :meth:`return_body_signal`."""
+        writable = self._signal_writable
+        self._signal = None
+        self._body_base = base
+        self._body_signal = None
+        self._signal_writable = False
+        return writable
+
+    @property
+    def lends_body_signal(self) -> bool:
+        """Whether a timed body's signal is lent (:meth:`lend_body_signal`)."""
+        return self._body_base is not None
+
+    def body_signal(self) -> BodySignal:
+        """The lent timed body's :class:`BodySignal` (made now if it was not yet)."""
+        body = self._body_signal
+        if body is None:
+            base = self._body_base
+            if base is None:
+                raise RuntimeError("no timed body signal is lent")
+            with _BODY_SIGNAL_LOCK:
+                body = self._body_signal
+                if body is None:
+                    body = self._body_signal = BodySignal(base)
+        return body
+
+    def return_body_signal(self, signal: AbortSignal, writable: bool) -> None:
+        """End a timed body's turn: ``signal`` is the one wrappers see again."""
+        body = self._body_signal
+        if body is not None:
+            body.release()
+        if not self._frozen:
+            self._body_base = None
+            self._body_signal = None
+            self._signal = signal
+            self._signal_writable = writable
+
+    def keep_body_signal(self) -> None:
+        """A timed body goes on running (detached, or on a worker thread after a cancellation):
+        it keeps its own signal, which has fired, so it no longer needs to follow the caller's."""
+        body = self._body_signal
+        if body is not None:
+            body.release()
+
+    @property
+    def wait_clock(self) -> WaitClock | None:
+        """The clock to pause while this call waits for a person (``ToolExecutionInput.wait_clock``)."""
+        return self._wait_clock
 
     def take_finalizer(self) -> Any:
         """The tool's ``finalize_content`` captured at creation, or ``None``; it applies at most
@@ -249,7 +405,10 @@ class ToolExecution:
     @property
     def signal(self) -> AbortSignal:
         """The cancellation signal: the caller's, a wrapper's replacement, or the body's fused one."""
-        return self._signal
+        signal = self._signal
+        if signal is None:
+            return self.body_signal().get()
+        return signal
 
     @signal.setter
     def signal(self, value: AbortSignal) -> None:

@@ -9,6 +9,9 @@ accept or change:
   reads back as ``0`` in most decoders);
 * integers must be exactly representable as an IEEE-754 double (``|n| <= 2**53 - 1`` always is;
   ``2**60`` is, ``2**53 + 1`` is not), because a JavaScript consumer would read a different number;
+* strings and keys must be valid Unicode text: a lone surrogate (a code point in U+D800–U+DFFF,
+  which ``"\\ud800"`` in JSON text or ``chr(0xD800)`` can make) has no UTF-8 form, so no model,
+  log or terminal could be given it; it is refused as :class:`UnencodableTextError`;
 * mapping keys must be ``str``; cycles are rejected (siblings sharing one object are fine: only an
   object that contains itself is a cycle);
 * only ``dict``, ``list`` and ``tuple`` containers and ``str``/``int``/``float``/``bool``/``None``
@@ -31,14 +34,17 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any, NoReturn, TypeAlias
 
-from toolrt._errors import NotLosslessJsonError
+from toolrt._errors import MAX_ECHO_CHARS, NotLosslessJsonError, UnencodableTextError, clip_text
 
 __all__ = [
+    "LONE_SURROGATE",
     "MAX_SAFE_INTEGER",
     "FrozenDict",
     "FrozenList",
     "JsonValue",
     "NotLosslessJsonError",
+    "UnencodableTextError",
+    "has_lone_surrogate",
     "is_lossless_json",
     "js_json_dumps",
     "js_number",
@@ -51,6 +57,28 @@ JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, J
 """Any JSON value. Snapshots use :class:`FrozenList` / :class:`FrozenDict` for containers."""
 
 MAX_SAFE_INTEGER = 2**53 - 1
+
+LONE_SURROGATE = "lone surrogate in a string"
+"""Why a string holding a surrogate code point is refused: it has no UTF-8 form."""
+
+
+def has_lone_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a surrogate code point, which no UTF-8 encoder can write.
+
+    In a Python ``str`` every surrogate is lone: a well-formed pair read from JSON text is already
+    the one astral character it spells. ASCII text (the common case) answers in constant time; other
+    text is asked of CPython's UTF-8 encoder, about 1 ns a character (a regex scan is 3-6x slower).
+
+    >>> has_lone_surrogate("ok \U0001f600"), has_lone_surrogate("ok" + chr(0xDCFF))
+    (False, True)
+    """
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _immutable(self: object, *args: object, **kwargs: object) -> NoReturn:
@@ -174,6 +202,12 @@ def _check_int(value: int) -> int:
     return value
 
 
+def _check_text(value: str) -> str:
+    if not value.isascii() and has_lone_surrogate(value):
+        raise UnencodableTextError(LONE_SURROGATE)
+    return value
+
+
 def _check_float(value: float) -> float:
     if math.isnan(value) or math.isinf(value):
         raise NotLosslessJsonError("NaN and infinities are not JSON numbers")
@@ -191,7 +225,7 @@ def _scalar(value: object) -> tuple[bool, Any]:
         return True, value
     kind = type(value)
     if kind is str:
-        return True, value
+        return True, _check_text(value)  # type: ignore[arg-type]
     if kind is int:
         return True, _check_int(value)  # type: ignore[arg-type]
     if kind is float:
@@ -200,7 +234,7 @@ def _scalar(value: object) -> tuple[bool, Any]:
     if isinstance(value, bool):
         return True, bool(value)
     if isinstance(value, str):
-        return True, str.__str__(value)
+        return True, _check_text(str.__str__(value))
     if isinstance(value, int):
         return True, _check_int(int(value))
     if isinstance(value, float):
@@ -228,11 +262,16 @@ def _path_part(key: object) -> str:
     return f"[{key}]" if isinstance(key, int) else f".{key}"
 
 
-def snapshot_json(value: object, path: str = "value") -> Any:
+def snapshot_json(value: object, path: str = "value", *, lone_surrogates: bool = False) -> Any:
     """Return a deep-immutable lossless copy of ``value``, or raise :class:`NotLosslessJsonError`.
 
     Already-frozen snapshots are returned as they are (they cannot have changed), so passing a
     snapshot through the pipeline twice costs nothing.
+
+    ``lone_surrogates=True`` keeps strings that hold lone surrogates instead of refusing them: only
+    for JSON *Schema* text checked against upstream's contract (JavaScript strings may hold them, and
+    the SDK renderers escape them), never for a value that crosses a boundary. Such a snapshot must
+    stay where it was made: a strict snapshot shares frozen containers without looking inside.
 
     >>> snapshot_json({"a": [1, 2.5, None]}) == {"a": [1, 2.5, None]}
     True
@@ -241,7 +280,11 @@ def snapshot_json(value: object, path: str = "value") -> Any:
     toolrt._errors.NotLosslessJsonError: value: NaN and infinities are not JSON numbers
     """
     kind = type(value)
-    if kind is str or value is None or kind is bool or kind is FrozenDict or kind is FrozenList:
+    if kind is str:
+        if lone_surrogates or not has_lone_surrogate(value):  # type: ignore[arg-type]
+            return value
+        raise UnencodableTextError(LONE_SURROGATE, path)
+    if value is None or kind is bool or kind is FrozenDict or kind is FrozenList:
         return value
     if kind is int and -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:  # type: ignore[operator]
         return value
@@ -258,8 +301,12 @@ def snapshot_json(value: object, path: str = "value") -> Any:
     else:
         try:
             is_scalar, scalar = _scalar(value)
+        except UnencodableTextError:
+            if not lone_surrogates:
+                raise UnencodableTextError(LONE_SURROGATE, path) from None
+            is_scalar, scalar = True, str.__str__(value)
         except NotLosslessJsonError as error:
-            raise NotLosslessJsonError(error.reason, path) from None
+            raise type(error)(error.reason, path) from None
         if is_scalar:
             return scalar
     root = _new_container(value)
@@ -278,15 +325,26 @@ def snapshot_json(value: object, path: str = "value") -> Any:
                 if type(key) is not str:
                     if not isinstance(key, str):
                         raise NotLosslessJsonError(
-                            f"object key {key!r} is not a string", _path_of(frames, path)
+                            f"object key {clip_text(repr(key), MAX_ECHO_CHARS)} is not a string",
+                            _path_of(frames, path),
                         )
                     key = str.__str__(key)
+                if not lone_surrogates and not key.isascii() and has_lone_surrogate(key):
+                    # The key cannot go in the path (no model could read it): the escaped form can.
+                    raise UnencodableTextError(
+                        f"object key {clip_text(js_string(key), MAX_ECHO_CHARS)} holds a {LONE_SURROGATE}",
+                        _path_of(frames, path),
+                    )
             else:
                 key, child = item
             try:
                 is_scalar, scalar = _scalar(child)
+            except UnencodableTextError:
+                if not lone_surrogates:
+                    raise UnencodableTextError(LONE_SURROGATE, _path_of(frames, path, key, True)) from None
+                is_scalar, scalar = True, str.__str__(child)
             except NotLosslessJsonError as error:
-                raise NotLosslessJsonError(error.reason, _path_of(frames, path, key, True)) from None
+                raise type(error)(error.reason, _path_of(frames, path, key, True)) from None
             if is_scalar:
                 if is_dict:
                     _dict_set(target, key, scalar)
@@ -323,10 +381,14 @@ def snapshot_json(value: object, path: str = "value") -> Any:
 def _flat_scalars(value: dict[Any, Any]) -> bool:
     """Whether a dict holds only str keys and plain lossless scalars or already-frozen snapshots."""
     for key, child in value.items():
-        if type(key) is not str:
-            return False
+        if type(key) is not str or not key.isascii():
+            return False  # the general walk checks (and names) a non-ASCII key
         kind = type(child)
-        if kind is str or child is None or kind is bool or kind is FrozenDict or kind is FrozenList:
+        if kind is str:
+            if child.isascii() or not has_lone_surrogate(child):
+                continue
+            return False
+        if child is None or kind is bool or kind is FrozenDict or kind is FrozenList:
             continue  # frozen children are trusted snapshots: share them
         if kind is int:
             if -MAX_SAFE_INTEGER <= child <= MAX_SAFE_INTEGER:
@@ -352,7 +414,7 @@ def _flat_list(value: list[Any]) -> FrozenList | None:
         elif (
             kind is FrozenDict
             or kind is FrozenList
-            or kind is str
+            or (kind is str and (child.isascii() or not has_lone_surrogate(child)))
             or child is None
             or kind is bool
             or (kind is int and -MAX_SAFE_INTEGER <= child <= MAX_SAFE_INTEGER)
@@ -378,10 +440,11 @@ def _items(value: Any) -> Iterator[tuple[Any, Any]]:
     return enumerate(list(value))
 
 
-def is_lossless_json(value: object) -> bool:
-    """Whether ``value`` is lossless JSON (see the module docstring for the rules)."""
+def is_lossless_json(value: object, *, lone_surrogates: bool = False) -> bool:
+    """Whether ``value`` is lossless JSON (see the module docstring for the rules; ``lone_surrogates``
+    as for :func:`snapshot_json`)."""
     try:
-        snapshot_json(value)
+        snapshot_json(value, lone_surrogates=lone_surrogates)
     except NotLosslessJsonError:
         return False
     return True

@@ -52,16 +52,11 @@ from toolrt._execution import ToolExecution, ToolExecutionInput
 from toolrt._pipeline import Pipeline
 from toolrt._results import ToolExecutionResult, ToolFailure, ToolSuccess
 
-__all__ = ["CANCEL_DRAIN_S", "CallOutcome", "OrderedCall", "OrderedExecutor"]
+__all__ = ["CallOutcome", "OrderedCall", "OrderedExecutor"]
 
 CallOutcome = tuple[Literal["post-result", "final-result", "done"], ToolExecutionResult]
 """A call's ``(kind, result)`` before its commit: ``post-result`` still passes post-execute,
 ``final-result`` only gets finished, ``done`` is already finished (a call rejected before policy)."""
-
-CANCEL_DRAIN_S = 5.0
-"""How long a cancelled driver waits for its cancelled bodies' cleanup before it finishes them
-(:meth:`OrderedExecutor.drain_started`): the timeout policy's default grace, so a body that cleans
-up within the grace the policy would give it is always drained."""
 
 _YIELD_EVERY = 8
 """Started dispatches between yields to the loop (a yield per start costs more than it overlaps)."""
@@ -186,6 +181,51 @@ class OrderedExecutor(Generic[_C]):
             self._wake.set()
             await asyncio.shield(self._driver)
 
+    async def join_within(self, bound_s: float) -> bool:
+        """:meth:`join` for at most ``bound_s`` seconds (the runtime's timeout grace, when the task
+        awaiting the stream was cancelled). Returns whether everything drained; if not, call
+        :meth:`finish_started`. A further cancellation does not cut the bounded wait short."""
+        joined = asyncio.ensure_future(self.join())
+        deadline = self._loop.time() + bound_s
+        while not joined.done():
+            remaining = deadline - self._loop.time()
+            if remaining <= 0:
+                break
+            try:
+                await asyncio.wait({joined}, timeout=remaining)
+            except asyncio.CancelledError:
+                continue  # the caller insists; the wait is bounded, so it still completes first
+        if joined.done():
+            return True
+        joined.cancel()
+        return False
+
+    def finish_started(self) -> None:
+        """A bounded :meth:`join_within` ran out: stop the lanes (their bodies get the cancellation
+        and, under a deadline, the grace, then are left running and reported) and finish every
+        started call now as aborted, in order, through :meth:`on_commit`: each still has exactly
+        one result. Queued calls are abandoned."""
+        for task in (self._inline_task, self._driver):
+            if task is not None and not task.done():
+                task.cancel()
+        stages = self._stages
+        commits, self._commits = self._commits, deque()
+        for call in commits:
+            flight = call.flight
+            if flight is not None and not flight.done():
+                flight.cancel()
+            execution, outcome = call.execution, call.outcome
+            if outcome is not None and outcome[0] == "done":
+                result = outcome[1]
+            elif execution is None or execution.frozen:
+                continue
+            elif outcome is not None:
+                result = stages.finish(execution, outcome[1])
+            else:
+                result = stages.finish_aborted(execution)
+            self.on_commit(call, result)
+        self.abandon_queued()
+
     def cancel_started(self) -> list[tuple[_C, ToolExecutionResult]]:
         """The task driving :meth:`run` was cancelled: cancel the running bodies and finish every
         started call now (a policy outcome already decided stays; post-execute cannot run any more;
@@ -216,10 +256,11 @@ class OrderedExecutor(Generic[_C]):
 
     async def drain_started(self, bound_s: float) -> None:
         """The task driving :meth:`run` was cancelled: cancel the running bodies and wait, up to
-        ``bound_s`` seconds, until they have ended, so their cleanup has run before
-        :meth:`cancel_started` finishes them and the cancellation propagates. A further cancellation
-        of the waiting task does not cut the drain short (it is bounded anyway); a body still running
-        after the bound is left cancelled and finished as aborted."""
+        ``bound_s`` seconds (the runtime's timeout grace, ``Pipeline.drain_s``), until they have
+        ended, so their cleanup has run before :meth:`cancel_started` finishes them and the
+        cancellation propagates. A further cancellation of the waiting task does not cut the drain
+        short (it is bounded anyway); a body still running after the bound is left cancelled and
+        finished as aborted."""
         flights = {
             call.flight for call in self._commits if call.flight is not None and not call.flight.done()
         }

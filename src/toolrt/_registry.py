@@ -29,10 +29,12 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Generic, Literal, Protocol, TypeAlias, TypeVar
 
+from toolrt._errors import JsonSchemaError
 from toolrt._events import Disposer, EventBus, ListenerOwner
 from toolrt._json import NotLosslessJsonError, snapshot_json, thaw
 from toolrt._tool_definition import UNBOUNDED, ToolDefinition, ToolOutput, ToolSchema
 from toolrt.schema import assert_supported_json_schema, compile_validator
+from toolrt.schema._normalize import raw_parameter_violations
 
 if TYPE_CHECKING:
     from toolrt._execution import ToolExecution
@@ -225,6 +227,9 @@ class ToolRegistry(ScopedLayers[_Layer]):
         self.guard_count = 0
         # How many scopes declare `code`: with none (and a non-code default) nothing can collapse.
         self._code_scopes = 0
+        # How many registered tools (any layer) belong to a group: the prompt adds its groups
+        # section only once there is something to say.
+        self.grouped = 0
 
     # --- scope chains --------------------------------------------------------------------------
 
@@ -394,45 +399,66 @@ class ToolRegistry(ScopedLayers[_Layer]):
         for listener in self._events.get("tools/change"):
             listener.callback(change)
 
-    def register(self, definition: ToolDefinition, key: Hashable | None, owner: ListenerOwner) -> Disposer:
+    def register(
+        self, definition: ToolDefinition, key: Hashable | None, owner: ListenerOwner | None
+    ) -> Disposer:
         """Add ``definition`` to ``key``'s layer (see :meth:`toolrt.ToolRuntime.register`)."""
-        if not isinstance(definition, ToolDefinition):
-            raise TypeError(f"register() takes a ToolDefinition, got {type(definition).__name__}")
+        _check_definition(definition)
         name = definition.name
-        output = definition.output
-        if (
-            not isinstance(output, ToolOutput)
-            or not callable(output.render)
-            or (output.presentation_meta is not None and not callable(output.presentation_meta))
-        ):
-            raise TypeError(f'tool "{name}" must declare output {{ schema, render, presentation_meta? }}')
-        assert_supported_json_schema(output.schema)
-        if not is_valid_timeout_ms(definition.timeout_ms):
-            raise TypeError(f'tool "{name}" timeout_ms must be a positive finite number')
-        if name == RUN_CODE_NAME:
-            raise ValueError(_RESERVED_TRANSPORT)
         layer = self.layer_for_write(key)
         if name in layer.tools:
             self.reclaim(key)
-            if key is None:
-                raise ValueError(
-                    f'tool "{name}" is already registered (for a per-agent variant, register through '
-                    "that agent's scope, `runtime.scope(agent)`, instead)"
-                )
-            raise ValueError(f'tool "{name}" is already registered in this scope')
+            raise ValueError(_taken_message(name, key))
         if definition.compiled_output is None:
-            object.__setattr__(definition, "compiled_output", compile_validator(output.schema))
+            object.__setattr__(definition, "compiled_output", compile_validator(definition.output.schema))
         layer.tools[name] = definition
+        self.grouped += definition.group is not None
         self._bump()
 
         def unregister() -> None:
             if self.remove_named("tools", key, name, definition):
+                self.grouped -= definition.group is not None
                 self._bump()
                 self._notify(ToolsChange("unregister", name, key))
 
         disposer = Disposer(unregister, owner)
         self._announce_or_roll_back(disposer, ToolsChange("register", name, key))
         return disposer
+
+    def register_all(
+        self, definitions: Iterable[ToolDefinition], key: Hashable | None, owner: ListenerOwner
+    ) -> Disposer:
+        """Add every definition to ``key``'s layer, or none of them (``register_methods``).
+
+        Everything :meth:`register` could refuse is checked for the whole batch first (a name twice
+        in the batch included), so a refusal leaves the layer as it was; a ``tools/change`` observer
+        failing half-way rolls back the ones already added. One disposer removes them all.
+        """
+        batch = list(definitions)
+        layer = self.layer(key)
+        names: set[str] = set()
+        for definition in batch:
+            _check_definition(definition)
+            name = definition.name
+            if name in names:
+                raise ValueError(f'tool "{name}" is given twice in one registration')
+            if layer is not None and name in layer.tools:
+                raise ValueError(_taken_message(name, key))
+            names.add(name)
+        added: list[Disposer] = []
+        try:
+            for definition in batch:
+                added.append(self.register(definition, key, None))
+        except BaseException:
+            for dispose in reversed(added):
+                dispose()
+            raise
+
+        def unregister_all() -> None:
+            for dispose in reversed(added):
+                dispose()
+
+        return Disposer(unregister_all, owner)
 
     def _announce_or_roll_back(self, disposer: Disposer, change: ToolsChange) -> None:
         try:
@@ -618,6 +644,39 @@ def is_valid_timeout_ms(timeout_ms: object) -> bool:
             and timeout_ms > 0
         )
     )
+
+
+def _check_definition(definition: object) -> None:
+    """What ``register`` refuses about a definition itself, whatever the layer holds."""
+    if not isinstance(definition, ToolDefinition):
+        raise TypeError(f"register() takes a ToolDefinition, got {type(definition).__name__}")
+    name = definition.name
+    output = definition.output
+    if (
+        not isinstance(output, ToolOutput)
+        or not callable(output.render)
+        or (output.presentation_meta is not None and not callable(output.presentation_meta))
+    ):
+        raise TypeError(f'tool "{name}" must declare output {{ schema, render, presentation_meta? }}')
+    assert_supported_json_schema(output.schema)
+    # What the model reads must be what the runtime understands: a raw schema outside the subset
+    # ("type": "dict") is refused here, never sent verbatim (issue 13, decision 0011).
+    parameter_violations = raw_parameter_violations(name, definition.parameters)
+    if parameter_violations:
+        raise JsonSchemaError(parameter_violations)
+    if not is_valid_timeout_ms(definition.timeout_ms):
+        raise TypeError(f'tool "{name}" timeout_ms must be a positive finite number')
+    if name == RUN_CODE_NAME:
+        raise ValueError(_RESERVED_TRANSPORT)
+
+
+def _taken_message(name: str, key: Hashable | None) -> str:
+    if key is None:
+        return (
+            f'tool "{name}" is already registered (for a per-agent variant, register through '
+            "that agent's scope, `runtime.scope(agent)`, instead)"
+        )
+    return f'tool "{name}" is already registered in this scope'
 
 
 def _name_set(names: Iterable[str] | None, label: str) -> frozenset[str] | None:

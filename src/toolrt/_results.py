@@ -26,7 +26,19 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeAlias
 
 from toolrt._content import content_text
-from toolrt._errors import TOOL_ABORTED, TOOL_ABORTED_BEFORE_DISPATCH, ToolOutputError, ToolrtError
+from toolrt._errors import (
+    MAX_ECHO_CHARS,
+    MAX_MESSAGE_CHARS,
+    TOOL_ABORTED,
+    TOOL_ABORTED_BEFORE_DISPATCH,
+    CodeRunFailedError,
+    ToolArgsError,
+    ToolOutputError,
+    ToolrtError,
+    UnencodableTextError,
+    clip_text,
+    readable_message,
+)
 from toolrt._events import message_of
 from toolrt._json import FrozenDict, FrozenList, NotLosslessJsonError, snapshot_json, text_block_content
 
@@ -43,6 +55,7 @@ __all__ = [
     "feedback_message",
     "frozen_field",
     "join_contexts",
+    "lossy_arguments_error",
     "make_failure",
     "make_success",
     "materialize",
@@ -50,6 +63,7 @@ __all__ = [
     "rebuild_result",
     "result_field",
     "tool_error_result",
+    "unknown_tool_message",
 ]
 
 
@@ -143,13 +157,25 @@ def make_failure(error: ToolError, content: Any, meta: Any, contexts: Any) -> To
 _text = text_block_content
 
 
-def failure_result(message: str, info: ToolErrorInfo | None = None, contexts: Any = ()) -> ToolFailure:
-    """A failure whose content is ``Error: <message>``."""
+def failure_result(
+    message: str, info: ToolErrorInfo | None = None, contexts: Any = (), *, whole: bool = False
+) -> ToolFailure:
+    """A failure whose content is ``Error: <message>``.
+
+    The message is what a model reads, so it is made readable here, for every failure the pipeline
+    builds: cut at ``MAX_MESSAGE_CHARS`` (``whole=True`` keeps the length of a message another bound
+    covers) and valid UTF-8 text.
+    """
+    message = readable_message(message, None if whole else MAX_MESSAGE_CHARS)
     return make_failure(ToolError(message, info), _text(f"Error: {message}"), None, contexts)
 
 
 def tool_error_result(error: BaseException) -> ToolFailure:
-    """The failure for a raised error: ``Error: <message>``, with ``info`` for a ToolrtError."""
+    """The failure for a raised error: ``Error: <message>``, with ``info`` for a ToolrtError.
+
+    A ``run_code`` failure is kept whole: its own message is cut where it is built, and the
+    program's captured output after it is bounded by the output budget (spilled, not lost).
+    """
     message = message_of(error)
     info = None
     if isinstance(error, ToolrtError):
@@ -159,7 +185,19 @@ def tool_error_result(error: BaseException) -> ToolFailure:
                 info = ToolErrorInfo(name, code)
         except Exception:
             info = None
-    return failure_result(message, info)
+    return failure_result(message, info, whole=isinstance(error, CodeRunFailedError))
+
+
+def lossy_arguments_error(error: NotLosslessJsonError) -> Exception:
+    """What arguments that failed their snapshot (taken with path root ``arguments``) fail with.
+
+    Text that is not valid UTF-8 is the model's mistake, one it can fix: ``INVALID_ARGS`` naming
+    where it is. Any other lossy value keeps upstream's message.
+    """
+    if isinstance(error, UnencodableTextError):
+        where = error.path.removeprefix("arguments").removeprefix(".") or "arguments"
+        return ToolArgsError([f'"{where}" is not valid UTF-8 text ({error.reason})'])
+    return TypeError("tool execution arguments must be losslessly JSON-serializable")
 
 
 def aborted_result(body_invoked: bool, contexts: Any = ()) -> ToolFailure:
@@ -191,8 +229,14 @@ def join_contexts(first: Any, second: Any) -> Any:
     return (*first, *second)
 
 
+def unknown_tool_message(name: str) -> str:
+    """``unknown tool "<name>"``, the name cut at ``MAX_ECHO_CHARS`` (a model may send any string)."""
+    return f'unknown tool "{clip_text(name, MAX_ECHO_CHARS)}"'
+
+
 def collapsed_message(name: str) -> str:
     """The message for a direct call of a tool that is callable only from inside ``run_code``."""
+    name = clip_text(name, MAX_ECHO_CHARS)
     return (
         f'unknown tool "{name}": only `run_code` is callable directly — call `{name}` from inside a '
         "`run_code` program instead"
@@ -216,6 +260,10 @@ def project_output(
         raise ToolOutputError(name, f"output.{label} failed: {message_of(error)}") from None
     try:
         return snapshot_json(projected)
+    except UnencodableTextError as error:
+        raise ToolOutputError(
+            name, f"output.{label} returned non-lossless JSON ({error.path}: {error.reason})"
+        ) from None
     except NotLosslessJsonError:
         raise ToolOutputError(name, f"output.{label} returned non-lossless JSON") from None
     except Exception as error:

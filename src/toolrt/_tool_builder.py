@@ -10,19 +10,47 @@
 ... )
 
 Parameter and output schemas are compiled when the tool is defined, so an author mistake raises
-:class:`toolrt.JsonSchemaError` at import time, not at the first call. The model's arguments are
-checked before the body runs; violations come back to the model as one ``INVALID_ARGS`` result it
-can correct from. Presenters and the concurrency classifier are wrapped *softly*: invalid arguments
-give ``None`` / ``False`` instead of raising, because UIs call presenters when replaying old logs.
+:class:`toolrt.JsonSchemaError` at import time, not at the first call.
+
+A tool described by a raw JSON Schema (a catalogue entry, an OpenAPI operation) passes it as
+``input_schema`` instead of the DSL's ``parameters``, and still gets its arguments validated.
+``normalize=True`` first maps the common catalogue dialects into the subset
+(:func:`toolrt.schema.normalize_schema`: ``"dict"`` → ``"object"``, ``"float"`` → ``"number"``, ...)
+and reports every rewrite as a :class:`~toolrt.schema.SchemaNormalizedWarning`, so nothing is
+changed silently:
+
+>>> import warnings
+>>> with warnings.catch_warnings(record=True) as caught:
+...     warnings.simplefilter("always")
+...     get_weather = define_tool(
+...         name="get_weather",
+...         description="Current weather for a city.",
+...         input_schema={"type": "dict", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+...         normalize=True,
+...         output={"schema": {"type": "string"}},
+...         execute=lambda args, ctx: f"sunny in {args['city']}",
+...     )
+>>> get_weather.parameters["type"]
+'object'
+>>> print(caught[0].message)
+define_tool(get_weather): input_schema normalized: input_schema.type: "dict" -> "object"
+
+The model's arguments are checked before the body runs; violations come back to the model as one
+``INVALID_ARGS`` result it can correct from. Presenters and the concurrency classifier are wrapped
+*softly*: invalid arguments give ``None`` / ``False`` instead of raising, because UIs call presenters
+when replaying old logs.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NotRequired, TypedDict
 
 from toolrt._content import ContentBlock
+from toolrt._errors import JsonSchemaError
 from toolrt._execution import ToolExecution
+from toolrt._json import snapshot_json
 from toolrt._registry import is_valid_timeout_ms
 from toolrt._results import ToolExecutionResult
 from toolrt._tool_definition import (
@@ -37,8 +65,11 @@ from toolrt._tool_definition import (
 from toolrt.cards._views import ToolCallView, ToolResultView
 from toolrt.schema import (
     ParameterSchemaSpec,
+    SchemaNormalizedWarning,
     ValueSchemaSpec,
     compile_validator,
+    json_schema_violations,
+    normalize_schema,
     parameter_schema_spec_to_json_schema,
     value_schema_spec_to_json_schema,
 )
@@ -58,7 +89,9 @@ def define_tool(
     *,
     name: str,
     description: str,
-    parameters: ParameterSchemaSpec,
+    parameters: ParameterSchemaSpec | None = None,
+    input_schema: Mapping[str, Any] | None = None,
+    normalize: bool = False,
     output: OutputSpec,
     execute: ToolBody,
     finalize_content: Callable[[ToolExecution, ToolExecutionResult], Sequence[ContentBlock] | None]
@@ -70,10 +103,22 @@ def define_tool(
     present_result: Callable[[Any, PresentedResult], ToolResultView | None] | None = None,
     run_inline: bool = False,
 ) -> ToolDefinition:
-    """Build a :class:`ToolDefinition` from the schema DSL (see the module docstring)."""
+    """Build a :class:`ToolDefinition` from the schema DSL or a raw ``input_schema`` (module docstring).
+
+    Exactly one of ``parameters`` (the DSL) and ``input_schema`` (a raw, object-rooted JSON Schema of
+    the subset) describes the arguments; ``normalize=True`` applies only to ``input_schema``.
+    """
     if not is_valid_timeout_ms(timeout_ms):
         raise TypeError(f"define_tool({name}): timeout_ms must be a positive finite number")
-    raw_parameters = parameter_schema_spec_to_json_schema(parameters)
+    if (parameters is None) == (input_schema is None):
+        raise TypeError(f"define_tool({name}): pass exactly one of parameters (the DSL) and input_schema")
+    if normalize and input_schema is None:
+        raise TypeError(f"define_tool({name}): normalize=True applies to input_schema only")
+    if input_schema is not None:
+        raw_parameters = _raw_input_schema(name, input_schema, normalize)
+    else:
+        assert parameters is not None
+        raw_parameters = parameter_schema_spec_to_json_schema(parameters)
     output_schema = value_schema_spec_to_json_schema(output["schema"])
     return build_validated_definition(
         name=name,
@@ -93,6 +138,28 @@ def define_tool(
         present_result=present_result,
         run_inline=run_inline,
     )
+
+
+def _raw_input_schema(name: str, schema: Mapping[str, Any], normalize: bool) -> Any:
+    """``input_schema`` checked (and first normalized, on request), as a frozen snapshot."""
+    if normalize:
+        fixed = normalize_schema(schema, "input_schema")
+        if fixed.changes:
+            # stacklevel 3: the warning points at the define_tool(...) call in the author's code.
+            warnings.warn(
+                SchemaNormalizedWarning(
+                    f"define_tool({name}): input_schema normalized: {'; '.join(fixed.changes)}", fixed.changes
+                ),
+                stacklevel=3,
+            )
+        schema = fixed.schema
+    violations = json_schema_violations(schema, "input_schema")
+    if not violations and (not isinstance(schema, Mapping) or schema.get("type") != "object"):
+        violations.append('input_schema.type must be "object" (tool arguments are one JSON object)')
+    if violations:
+        raise JsonSchemaError(violations)
+    # Frozen: the definition keeps its own copy, which the caller's later edits cannot reach.
+    return snapshot_json(schema)
 
 
 def build_validated_definition(

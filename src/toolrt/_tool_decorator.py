@@ -22,13 +22,16 @@ parameter.
 The definition goes through :func:`toolrt._tool_builder.build_validated_definition`, the same path as
 :func:`toolrt.define_tool`, so the model's arguments are validated before the body runs and a
 mistake comes back to the model as an ``INVALID_ARGS`` result. The body then receives converted
-arguments of their hinted types: ``Enum`` members, dataclass and pydantic instances, tuples, and
+arguments of their hinted types: ``Enum`` members, dataclass and pydantic instances, tuples, sets,
+``datetime``/``date``/``time``/``UUID``/``Path``/``Decimal`` values, and
 fresh, mutable ``list``/``dict`` values owned by the call (the body may keep and mutate them; the
 pipeline's frozen snapshot stays the record of what the model sent). Raw tools (``define_tool``,
 ``ToolDefinition``) keep receiving the frozen snapshot. A parameter annotated
 ``ToolRunContext`` or ``ToolExecution`` receives the call's context and is not shown to the model.
 Return values are turned back into JSON (pydantic ``model_dump(mode="json", by_alias=True)``,
-dataclass fields, ``Enum.value``, tuple → list).
+dataclass fields, ``Enum.value``, tuple → list, set → sorted list, ``isoformat()``/``str()`` for the
+formatted types). An argument that validated but cannot become its hinted value (a malformed
+date-time, a pydantic validator saying no) is ``INVALID_ARGS`` at its path, in toolrt's words.
 
 A synchronous function stays synchronous, so the runtime runs it on a worker thread; an ``async``
 one stays a coroutine function. ``definition.execute.__wrapped__`` is the original function.
@@ -36,6 +39,7 @@ one stays a coroutine function. ``definition.execute.__wrapped__`` is the origin
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from collections.abc import Callable, Sequence
@@ -52,6 +56,7 @@ from toolrt._tool_definition import (
     OutputBudget,
     PresentedResult,
     ToolDefinition,
+    ToolGroup,
     ToolOutput,
     Unbounded,
     mark_async_body,
@@ -59,7 +64,7 @@ from toolrt._tool_definition import (
 )
 from toolrt.cards._views import ToolCallView, ToolResultView
 from toolrt.schema import assert_supported_json_schema
-from toolrt.schema._converters import Converter
+from toolrt.schema._converters import ArgumentConversionError, Converter
 from toolrt.schema._type_hints import FunctionSpec, analyze_function
 
 __all__ = ["tool"]
@@ -87,6 +92,7 @@ def tool(
     finalize_content: Callable[[ToolExecution, ToolExecutionResult], Sequence[ContentBlock] | None]
     | None = None,
     run_inline: bool = False,
+    group: str | ToolGroup | None = None,
 ) -> Callable[[Callable[..., Any]], ToolDefinition]: ...
 
 
@@ -106,6 +112,7 @@ def tool(
     finalize_content: Callable[[ToolExecution, ToolExecutionResult], Sequence[ContentBlock] | None]
     | None = None,
     run_inline: bool = False,
+    group: str | ToolGroup | None = None,
 ) -> ToolDefinition | Callable[[Callable[..., Any]], ToolDefinition]:
     """Turn a function into a :class:`ToolDefinition` (bare ``@tool`` or ``@tool(**options)``).
 
@@ -113,6 +120,8 @@ def tool(
     ``render`` / ``presentation_meta`` form the :class:`ToolOutput` (default: the value as text).
     ``is_concurrency_safe``, ``present_call`` and ``present_result`` receive the *raw* validated
     JSON arguments (not the converted ones) and are wrapped softly like ``define_tool``'s.
+    ``group`` (a name, or a :class:`~toolrt._tool_definition.ToolGroup` with a description) is the
+    system the tool belongs to, shown to the model once per group.
     The other options are forwarded to the definition as they are.
 
     >>> @tool(name="shout", timeout_ms=1000)
@@ -139,6 +148,7 @@ def tool(
             presentation_meta=presentation_meta,
             finalize_content=finalize_content,
             run_inline=run_inline,
+            group=group,
         )
 
     if fn is None:
@@ -160,6 +170,7 @@ def _build(
     presentation_meta: Callable[[Any, Any], Any] | None,
     finalize_content: Callable[[ToolExecution, ToolExecutionResult], Sequence[ContentBlock] | None] | None,
     run_inline: bool,
+    group: str | ToolGroup | None = None,
 ) -> ToolDefinition:
     if isinstance(function, ToolDefinition):
         raise TypeError(f"@tool {function.name}: already a ToolDefinition (is @tool applied twice?)")
@@ -172,13 +183,15 @@ def _build(
         raise TypeError(f"{where}: cannot derive a tool name; pass @tool(name=...)")
     if not is_valid_timeout_ms(timeout_ms):
         raise TypeError(f"{where}: timeout_ms must be a positive finite number")
+    if group is not None and not isinstance(group, str | ToolGroup):
+        raise TypeError(f"{where}: group must be a str or a ToolGroup, got {type(group).__name__}")
     for label, schema in (("parameters", spec.parameters), ("return value", spec.output)):
         # The mapping only emits subset constructs; this is the guard that keeps it honest.
         try:
             assert_supported_json_schema(schema)
         except JsonSchemaError as error:
             raise TypeError(f"{where}: {label}: generated schema is unsupported: {error.message}") from error
-    return build_validated_definition(
+    definition = build_validated_definition(
         name=tool_name,
         description=spec.description,
         # Frozen: every consumer of a registered tool sees the same, unchangeable schema.
@@ -197,6 +210,10 @@ def _build(
         present_result=present_result,
         run_inline=run_inline,
     )
+    if group is None:
+        return definition
+    # The shared builder has no group: attach it after (a replace re-derives the cached fields).
+    return dataclasses.replace(definition, group=ToolGroup(group) if isinstance(group, str) else group)
 
 
 def _is_injected(hint: Any) -> bool:
@@ -226,7 +243,12 @@ def _make_execute(function: Callable[..., Any], spec: FunctionSpec) -> Callable[
         for key, convert in converters:
             if key in args:
                 old = args[key]
-                new = convert(old)
+                try:
+                    new = convert(old)
+                except ArgumentConversionError as error:
+                    # A value that validated but is no datetime / breaks a pydantic rule: the model
+                    # reads it as INVALID_ARGS at its path, like any schema violation.
+                    raise ToolArgsError(error.within(key).messages()) from None
                 if new is not old:
                     if kwargs is None:
                         kwargs = dict(args)

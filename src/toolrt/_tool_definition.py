@@ -30,6 +30,7 @@ __all__ = [
     "OutputBudget",
     "PresentedResult",
     "ToolDefinition",
+    "ToolGroup",
     "ToolOutput",
     "ToolSchema",
     "Unbounded",
@@ -123,6 +124,30 @@ class ToolOutput:
 ToolBody = Callable[[Any, ToolRunContext], "Awaitable[Any] | Any"]
 
 
+@dataclass(frozen=True, slots=True)
+class ToolGroup:
+    """The system a tool belongs to: a name and what the system is, told to the model once.
+
+    Several tools acting on one object (a file system, a trading account) share its state; a model
+    that cannot tell which system ``cd`` or ``place_order`` belongs to guesses. The group is
+    rendered once per group (a section comment in the SDKs, one line in the native prompt), never
+    repeated in each tool's description. Groups compare by value, so tools built apart join the
+    same group.
+
+    >>> ToolGroup("GorillaFileSystem", "A file system with a current directory.").name
+    'GorillaFileSystem'
+    """
+
+    name: str
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise TypeError(f"a tool group name must be a non-empty string, got {self.name!r}")
+        if not isinstance(self.description, str):
+            raise TypeError(f"tool group {self.name!r}: description must be a string")
+
+
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class ToolDefinition:
     """A registered tool.
@@ -136,7 +161,9 @@ class ToolDefinition:
     ``is_concurrency_safe(args)`` returning exactly ``True`` lets the scheduler overlap the call with
     other safe calls; anything else runs it alone. ``validate_arguments(args)`` returns the
     violations of the model's arguments (``define_tool`` and ``@tool`` supply it; a raw definition
-    without it owns its own input validation). Definitions compare by identity.
+    without it owns its own input validation). ``group`` names the system the tool belongs to
+    (:class:`ToolGroup`; ``runtime.register_methods`` sets it from the class). Definitions compare by
+    identity.
     """
 
     name: str
@@ -154,6 +181,7 @@ class ToolDefinition:
     present_result: Callable[[Any, PresentedResult], ToolResultView | None] | None = None
     run_inline: bool = False
     validate_arguments: Callable[[Any], Sequence[str]] | None = None
+    group: ToolGroup | None = None
     body_is_async: bool = field(default=False, init=False, repr=False, compare=False)
     compiled_output: Any = field(default=None, init=False, repr=False, compare=False)
 
@@ -163,6 +191,8 @@ class ToolDefinition:
                 f'tool "{self.name}": max_output_chars must be a positive int or UNBOUNDED, '
                 f"got {self.max_output_chars!r}"
             )
+        if self.group is not None and not isinstance(self.group, ToolGroup):
+            raise TypeError(f'tool "{self.name}": group must be a ToolGroup, got {type(self.group).__name__}')
         # Decided once at definition time so the hot path does not inspect the callable per call.
         object.__setattr__(self, "body_is_async", _is_async_callable(self.execute))
 

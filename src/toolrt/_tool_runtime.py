@@ -23,7 +23,10 @@ holds that code runtime without looking inside it.
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import itertools
+import re
 from collections.abc import Callable, Coroutine, Hashable, Iterable, Mapping
 from typing import Any, Protocol
 
@@ -35,16 +38,19 @@ from toolrt._execution import ExecutionToken, ToolExecutionInput
 from toolrt._pipeline import Pipeline
 from toolrt._registry import PresentationMode, ToolGuard, ToolRegistry, Transport, is_valid_timeout_ms
 from toolrt._results import ToolExecutionResult
+from toolrt._tool_decorator import tool
 from toolrt._tool_definition import (
     DEFAULT_OUTPUT_BUDGET,
     DEFAULT_TOOL_TIMEOUT_MS,
     UNBOUNDED,
     OutputBudget,
     ToolDefinition,
+    ToolGroup,
     ToolSchema,
     Unbounded,
     is_valid_output_budget,
 )
+from toolrt.schema._docstrings import parse_docstring
 
 __all__ = [
     "CodePresentation",
@@ -118,8 +124,8 @@ class ToolRuntime(ListenerOwner):
     tool's own ``max_output_chars`` wins; ``output_budget=UNBOUNDED`` turns the default off.
     ``tool_timeout_ms`` is the deadline of every call whose tool sets no ``timeout_ms`` (default
     :data:`~toolrt.DEFAULT_TOOL_TIMEOUT_MS`, 120 s; ``run_code`` and inline tools excepted), enforced
-    by the timeout policies (:func:`toolrt.policies.install_default_deadline`, not yet installed by
-    default); ``UNBOUNDED`` means no deadline.
+    by the default deadline every runtime installs (:func:`toolrt.policies.install_default_deadline`);
+    ``UNBOUNDED`` means no deadline.
     """
 
     def __init__(
@@ -253,6 +259,48 @@ class ToolRuntime(ListenerOwner):
     def register(self, definition: ToolDefinition) -> Disposer:
         """Register a tool for every agent. Raises on a duplicate name or a bad declaration."""
         return self._registry.register(definition, None, self)
+
+    def register_methods(
+        self,
+        obj: object,
+        *,
+        prefix: str | None = None,
+        group: str | ToolGroup | None = None,
+        include: Iterable[str] | None = None,
+        exclude: Iterable[str] | None = None,
+    ) -> Disposer:
+        """Register every public method of ``obj`` as a tool, all or none; one disposer undoes them.
+
+        Each method goes through ``@tool`` (its hints, its docstring) bound to ``obj``, named
+        ``prefix + method name``. No prefix by default: the names stay the ones the class's users
+        and catalogues already know, and the group tells the model which system a tool belongs to
+        (two classes sharing a method name need a prefix, and the clash is refused, not merged).
+        The group defaults to the class name, with the first paragraph of the class docstring as its
+        description, shown to the model once per group. Static and class methods count; properties,
+        nested classes and ``_private`` methods do not. ``include`` / ``exclude`` pick methods by
+        name (a name that is not a public method raises). A method ``@tool`` refuses, or a name
+        already taken, refuses the whole call, naming each method and why.
+
+        >>> class Counter:
+        ...     '''A counter that remembers its value.'''
+        ...     def __init__(self) -> None:
+        ...         self.value = 0
+        ...     def increment(self, by: int = 1) -> int:
+        ...         '''Add ``by`` to the counter and return the new value.'''
+        ...         self.value += by
+        ...         return self.value
+        >>> runtime = ToolRuntime()
+        >>> dispose = runtime.register_methods(Counter(), prefix="counter_")
+        >>> runtime.get("counter_increment").group
+        ToolGroup(name='Counter', description='A counter that remembers its value.')
+        """
+        definitions = _method_tools(obj, prefix=prefix, group=group, include=include, exclude=exclude)
+        return self._registry.register_all(definitions, None, self)
+
+    def has_tool_groups(self) -> bool:
+        """Whether any registered tool, in any scope, belongs to a :class:`ToolGroup` (the prompt
+        adds its groups section only then)."""
+        return self._registry.grouped > 0
 
     def reserve(self, name: str) -> Disposer:
         """Make ``name`` known and restrictable without a visible definition (deferred tools)."""
@@ -417,6 +465,20 @@ class Scope(ListenerOwner):
         self._check_open()
         return self.runtime._registry.register(definition, self.key, self)
 
+    def register_methods(
+        self,
+        obj: object,
+        *,
+        prefix: str | None = None,
+        group: str | ToolGroup | None = None,
+        include: Iterable[str] | None = None,
+        exclude: Iterable[str] | None = None,
+    ) -> Disposer:
+        """:meth:`ToolRuntime.register_methods` for this scope only (all or none)."""
+        self._check_open()
+        definitions = _method_tools(obj, prefix=prefix, group=group, include=include, exclude=exclude)
+        return self.runtime._registry.register_all(definitions, self.key, self)
+
     def reserve(self, name: str) -> Disposer:
         """Reserve ``name`` in this scope (known and restrictable, never visible)."""
         self._check_open()
@@ -473,6 +535,81 @@ class Scope(ListenerOwner):
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+def _method_tools(
+    obj: object,
+    *,
+    prefix: str | None = None,
+    group: str | ToolGroup | None = None,
+    include: Iterable[str] | None = None,
+    exclude: Iterable[str] | None = None,
+) -> list[ToolDefinition]:
+    """The tools :meth:`ToolRuntime.register_methods` registers for ``obj`` (see there), built
+    through ``@tool``; raises before anything is registered."""
+    if isinstance(obj, type):
+        raise TypeError(
+            f"register_methods() takes an instance, got the class {obj.__qualname__} "
+            f"(its methods need an object: pass {obj.__qualname__}(...))"
+        )
+    cls = type(obj)
+    where = f"register_methods({cls.__qualname__})"
+    if prefix is not None and not isinstance(prefix, str):
+        raise TypeError(f"{where}: prefix must be a string, got {type(prefix).__name__}")
+    if group is not None and not isinstance(group, str | ToolGroup):
+        raise TypeError(f"{where}: group must be a str or a ToolGroup, got {type(group).__name__}")
+    members: dict[str, object] = {}
+    for klass in reversed(cls.__mro__[:-1]):  # base classes first; `object` contributes nothing
+        members.update(vars(klass))
+    # A property or a nested class is state or a type, not an action a model could invoke.
+    public = [
+        name
+        for name, member in members.items()
+        if not name.startswith("_")
+        and (inspect.isfunction(member) or isinstance(member, staticmethod | classmethod))
+    ]
+    chosen = public
+    for label, names in (("include", include), ("exclude", exclude)):
+        if names is None:
+            continue
+        if isinstance(names, str):
+            raise TypeError(f"{where}: {label} must be a list of method names, not a string")
+        picked = set(names)
+        unknown = sorted(str(name) for name in picked - set(public))
+        if unknown:
+            raise ValueError(
+                f"{where}: {label} names {', '.join(unknown)}, not public methods of {cls.__qualname__} "
+                f"(public methods: {', '.join(public) or '(none)'})"
+            )
+        chosen = [name for name in chosen if (name in picked) == (label == "include")]
+    if not chosen:
+        raise ValueError(f"{where}: no public methods to register")
+    if not isinstance(group, ToolGroup):
+        group = ToolGroup(cls.__name__ if group is None else group, _class_summary(cls))
+    definitions: list[ToolDefinition] = []
+    refusals: list[str] = []
+    for name in chosen:
+        try:
+            definitions.append(tool(name=(prefix or "") + name, group=group)(getattr(obj, name)))
+        except TypeError as error:
+            refusals.append(f"{name}: {error}")
+    if refusals:
+        noun = "method cannot be a tool" if len(refusals) == 1 else "methods cannot be tools"
+        listing = "".join(f"\n  {refusal}" for refusal in refusals)
+        raise TypeError(f"{where}: {len(refusals)} {noun}, so none was registered:{listing}")
+    return definitions
+
+
+def _class_summary(cls: type) -> str:
+    """The first paragraph of a class's own docstring (not an inherited one, nor the signature
+    ``@dataclass`` writes into an undocumented class)."""
+    doc = cls.__dict__.get("__doc__")
+    if not isinstance(doc, str):
+        return ""
+    if dataclasses.is_dataclass(cls) and doc.startswith(cls.__name__ + "("):
+        return ""
+    summary = parse_docstring(doc).summary
+    return " ".join(re.split(r"\n\s*\n", summary, maxsplit=1)[0].split())
 
 
 def scope_key(scope: Hashable | None) -> Hashable | None:

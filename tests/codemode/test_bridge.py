@@ -1745,3 +1745,100 @@ def test_code_mode_makes_the_same_dispatch_events_the_loop_knows() -> None:
     assert _dispatch_log.code_dispatch_start_event(**dispatch) == tuple(code_dispatch_start_event(**dispatch))
     assert _dispatch_log.code_dispatch_event(**settled) == tuple(code_dispatch_event(**settled))
     assert list(_dispatch_log.code_dispatch_event(**settled)[1]) == list(code_dispatch_event(**settled).data)
+
+
+# --- human time and the bounded drain (issue 12 items 3 and 8) ------------------------------------
+
+
+async def test_each_run_hands_its_clock_to_the_runtime_and_pauses_it_while_a_sub_call_awaits_approval() -> (
+    None
+):
+    from code_mode_fakes import FakeRuntime
+    from toolrt import Ask
+    from toolrt.codemode import RunClock
+    from toolrt.policies import Approvals
+
+    approvals = Approvals()
+    paused_while_asked: list[bool] = []
+    clocks: list[Any] = []
+
+    async def person(request: Any, next: Any) -> str:
+        paused_while_asked.append(clocks[0].paused)
+        await asyncio.sleep(0.05)
+        return "allowed-once"
+
+    approvals.answerer(person)
+    fake = FakeRuntime()
+    runtime = ToolRuntime(mode="code", code_runtime=fake, approval=approvals)
+    register_echo(runtime)
+    runtime.on("tools/pre-execute", lambda execution, next: Ask("check") if execution.parent else next())
+
+    async def program(request: CodeRunRequest) -> CodeRunResult:
+        clocks.append(request.clock)
+        value = await call(request, "echo", {"value": "hi"})
+        return CodeRunResult(logs=(str(value),))
+
+    fake.behavior = program
+    result = await runtime.call("run_code", {"code": "p", "description": "d"}, agent=AGENT)
+    assert not result.is_error, result.content
+    assert isinstance(clocks[0], RunClock)
+    assert paused_while_asked == [True]
+    assert not clocks[0].paused and clocks[0].paused_seconds() >= 0.04
+
+
+async def test_cancelling_run_code_drains_its_sub_calls_for_the_grace_at_most_and_finishes_them(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from code_mode_fakes import FakeRuntime
+    from toolrt.loop._agent import Agent
+    from toolrt.loop._messages import AssistantMessage, ToolCall
+    from toolrt.loop._scripted_model import ScriptedModel
+    from toolrt.policies import install_default_deadline
+
+    fake = FakeRuntime()
+    runtime = ToolRuntime(mode="code", code_runtime=fake)
+    install_default_deadline(runtime, grace_ms=40)
+    started = asyncio.Event()
+    finished = asyncio.Event()
+
+    async def stubborn(args: Any, ctx: Any) -> str:
+        started.set()
+        try:
+            await asyncio.Event().wait()  # ignores the run's signal
+        finally:
+            try:
+                await asyncio.sleep(0.6)  # and cleans up for far longer than the grace
+            finally:
+                finished.set()
+        return "never"
+
+    register_tool(runtime, "stubborn", "Ignores its signal.", stubborn)
+
+    async def program(request: CodeRunRequest) -> CodeRunResult:
+        await call(request, "stubborn", {})
+        return CodeRunResult()
+
+    fake.behavior = program
+    model = ScriptedModel(
+        [AssistantMessage(tool_calls=(ToolCall("r1", "run_code", '{"code":"p","description":"d"}'),)), "ok"]
+    )
+    agent = Agent(runtime, model)
+    task = asyncio.ensure_future(agent.run_turn("go"))
+    await started.wait()
+    loop = asyncio.get_running_loop()
+    began = loop.time()
+    with caplog.at_level(logging.WARNING, logger="toolrt"):
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert loop.time() - began < 0.45  # bounded by the grace, not by the cleanup
+    assert not finished.is_set()
+    events = agent.session.events()
+    starts = [e.data["sub_call_id"] for e in events if e.type == "tool/code-dispatch-start"]
+    settled = [e.data["sub_call_id"] for e in events if e.type == "tool/code-dispatch"]
+    assert starts == settled == ["r1:code:1"]
+    assert [e.data["call_id"] for e in events if e.type == "tool/result"] == ["r1"]
+    assert events[-1].type == "turn/end"
+    assert any("sub-calls still running" in record.getMessage() for record in caplog.records)
+    await asyncio.wait_for(finished.wait(), 5)
+    assert (await agent.run_turn("again")).reason == "stop"

@@ -20,7 +20,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from code_mode_fakes import FakeRuntime
 from helpers import SCHEMA_KEYWORDS, closed_object
+from toolrt import ToolRuntime
+from toolrt._tool_definition import ToolGroup
+from toolrt.codemode._prompt_sections import render_sdk
 from toolrt.codemode._py_names import camel_case, cap_class_name_base, describe, well_formed
 from toolrt.codemode._sdk_python import (
     SDK_INSTRUCTIONS_PY,
@@ -28,6 +32,8 @@ from toolrt.codemode._sdk_python import (
     json_schema_to_py,
     render_tools_sdk_py,
 )
+from toolrt.codemode._sdk_tool import constraint_notes
+from toolrt.schema import json_schema_violations
 from toolrt.schema import parameter_schema_spec_to_json_schema as spec_schema
 
 T = TypeVar("T")
@@ -1359,3 +1365,275 @@ def test_a_schema_valued_additional_properties_renders_as_a_typed_dict_hint() ->
     assert (
         json_schema_to_py({"type": "object", "additionalProperties": {"type": "integer"}}) == "dict[str, int]"
     )
+
+
+# --- toolrt's additions: what a tool returns, its group, its constraints ------------------------
+# Absent from a tool set without them (the byte-identical upstream examples above still hold).
+
+CLOSED_EMPTY: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+CD_RETURNS = "current_working_directory (str): The new current working directory path."
+
+
+def returning(name: str, description: str, returns: str, output: Any = None, **options: Any) -> SdkTool:
+    schema = dict(STRING if output is None else output)
+    schema["description"] = returns
+    return SdkTool(name, description, CLOSED_EMPTY, schema, **options)
+
+
+def test_a_prose_returns_description_is_a_comment_on_the_return_after_the_docstring() -> None:
+    code = code_of(render([returning("read", "Read a file.", "The file's text,\n  decoded.")]))
+    assert (
+        "    async def read(self, args: ReadArgs) -> str:\n"
+        '        """Read a file."""\n'
+        "        # Returns: The file's text, decoded.\n"
+    ) in code
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "<sdk>", "exec", dont_inherit=True), namespace)
+    # The docstring stays the tool's description; the return note is a comment, not part of it.
+    assert namespace["Tools"].read.__doc__ == "Read a file."
+    assert typing.get_type_hints(namespace["Tools"].read)["return"] is str
+
+
+def test_a_returns_description_naming_keys_lists_one_key_per_line() -> None:
+    output = {"type": "object", "additionalProperties": {"type": "string"}}
+    text = render(
+        [returning("cd", "Change directory.", CD_RETURNS + " previous (str): Where it was.", output)]
+    )
+    assert (
+        "    async def cd(self, args: CdArgs) -> dict[str, str]:\n"
+        '        """Change directory."""\n'
+        "        # Returns:\n"
+        "        #   current_working_directory (str): The new current working directory path.\n"
+        "        #   previous (str): Where it was.\n"
+    ) in text
+
+
+def test_a_returns_note_without_a_description_still_leaves_a_method_body() -> None:
+    code = code_of(render([returning("now", "", "The time.")]))
+    assert (
+        "    async def now(self, args: NowArgs) -> str:\n        # Returns: The time.\n        ...\n" in code
+    )
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "<sdk>", "exec", dont_inherit=True), namespace)
+    assert inspect.iscoroutinefunction(namespace["Tools"].now)
+
+
+def test_a_subscript_tool_carries_its_returns_note_in_its_comment() -> None:
+    text = render([returning("my-tool", "Exotic.", CD_RETURNS + " previous (str): Where it was.")])
+    assert (
+        '    # tools["my-tool"](args: MyToolArgs) -> str\n'
+        "    #   Exotic.\n"
+        "    #   Returns:\n"
+        "    #     current_working_directory (str): The new current working directory path.\n"
+        "    #     previous (str): Where it was.\n"
+    ) in text
+    single = render([returning("my-tool", "", CD_RETURNS)])
+    assert f'    # tools["my-tool"](args: MyToolArgs) -> str\n    #   Returns: {CD_RETURNS}\n' in single
+
+
+def test_a_hostile_returns_description_cannot_break_the_block() -> None:
+    text = render([returning("x", "", 'a\n"""\x00\ud800 */ b (str): c\r\nd')])
+    assert '        # Returns: a """\\x00\\ud800 */ b (str): c d\n' in text
+
+
+FS_GROUP = ToolGroup("GorillaFileSystem", "A file system with a current directory.")
+MATH_GROUP = ToolGroup("MathAPI", "Arithmetic\n  helpers.")
+
+
+def test_grouped_tools_follow_the_ungrouped_ones_under_one_header_per_group() -> None:
+    tools = [
+        tool("cd", "Change directory.", output=STRING),
+        tool("ls", "List."),
+        tool("add", "Add."),
+        tool("zeta", "Ungrouped."),
+        tool("alpha", "Ungrouped too."),
+        tool("my-rm", "Exotic, grouped."),
+    ]
+    groups = {"cd": FS_GROUP, "ls": FS_GROUP, "my-rm": FS_GROUP, "add": MATH_GROUP}
+    grouped = [SdkTool(t.name, t.description, CLOSED_EMPTY, t.output, groups.get(t.name)) for t in tools]
+    code = code_of(render(grouped))
+    body = code[code.index("class Tools(Protocol):\n") :]
+    order = re.findall(r'^    (?:async def (\w+)|# tools\["([^"]+)"\]|# Group (\w+))', body, re.MULTILINE)
+    assert [next(part for part in entry if part) for entry in order] == [
+        "alpha",
+        "zeta",
+        "GorillaFileSystem",
+        "cd",
+        "ls",
+        "my-rm",
+        "MathAPI",
+        "add",
+    ]
+    # Each group's description is said exactly once, not per tool.
+    assert code.count("A file system with a current directory.") == 1
+    assert (
+        "\n\n    # Group GorillaFileSystem: A file system with a current directory.\n    async def cd" in code
+    )
+    assert "\n\n    # Group MathAPI: Arithmetic helpers.\n    async def add" in code
+    # Classes follow the member order, so a group's classes are together too.
+    assert class_names(code) == ["AlphaArgs", "ZetaArgs", "CdArgs", "LsArgs", "MyRmArgs", "AddArgs"]
+
+
+def test_a_group_without_description_and_a_subscript_only_group_still_compile() -> None:
+    only = [SdkTool("my-tool", "", NO_ARGS, STRING, ToolGroup("Bare"))]
+    code = code_of(render(only))
+    assert "class Tools(Protocol):\n    pass\n    # Group Bare\n    # tools[" in code
+
+
+NAMED_GROUPS = st.sampled_from([None, FS_GROUP, MATH_GROUP, ToolGroup("fs\n", "x\x00y")])
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.builds(
+            lambda name, description, output, group: SdkTool(name, description, NO_ARGS, output, group),
+            NAME,
+            st.text(max_size=10),
+            st.one_of(VALID_SCHEMA, ANY_SCHEMA),
+            NAMED_GROUPS,
+        ),
+        max_size=6,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_grouped_rendering_is_total_valid_and_independent_of_order(
+    tools: list[SdkTool], rng: random.Random
+) -> None:
+    unique = list({t.name: t for t in tools}.values())
+    text = render(unique)
+    rng.shuffle(unique)
+    assert render_tools_sdk_py(unique) == text
+    for group in {t.group for t in unique if t.group is not None}:
+        assert text.count(f"    # Group {describe(group.name)}") == 1
+
+
+def bounded(field: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"qty": field},
+        "required": ["qty"],
+        "additionalProperties": False,
+    }
+
+
+SUBSET_HAS_BOUNDS = not json_schema_violations({"type": "integer", "minimum": 1})
+
+
+@pytest.mark.xfail(not SUBSET_HAS_BOUNDS, strict=True, reason="the subset does not accept bound keywords yet")
+@pytest.mark.parametrize(
+    ("field", "line"),
+    [
+        ({"type": "integer", "minimum": 1}, "    qty: int  # >= 1"),
+        ({"type": "number", "exclusiveMinimum": 0, "maximum": 2.5}, "    qty: float  # > 0, <= 2.5"),
+        ({"type": "integer", "exclusiveMaximum": 10, "multipleOf": 5}, "    qty: int  # < 10, multiple of 5"),
+        ({"type": "string", "minLength": 1, "maxLength": 20}, "    qty: str  # len >= 1, len <= 20"),
+        ({"type": "string", "format": "date-time"}, "    qty: str  # format date-time"),
+        (
+            {"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": 1, "uniqueItems": True},
+            "    qty: list[int]  # len >= 1, unique items, items >= 0",
+        ),
+        (
+            {"oneOf": [{"type": "integer", "minimum": 1}, {"type": "null"}]},
+            "    qty: int | None  # >= 1",
+        ),
+    ],
+)
+def test_constraints_ride_on_their_field_s_line(field: dict[str, Any], line: str) -> None:
+    code = code_of(render([tool("order", "", bounded(field))]))
+    assert line + "\n" in code
+
+
+@pytest.mark.xfail(not SUBSET_HAS_BOUNDS, strict=True, reason="the subset does not accept bound keywords yet")
+def test_an_optional_constrained_field_keeps_not_required_and_the_note() -> None:
+    schema = {"type": "object", "properties": {"qty": {"type": "integer", "minimum": 1}}}
+    assert "    qty: NotRequired[int]  # >= 1\n" in code_of(render([tool("order", "", schema)]))
+
+
+@pytest.mark.xfail(
+    bool(json_schema_violations({"type": "string", "pattern": "^a$"})),
+    strict=True,
+    reason="pattern is outside the subset (its regex dialects disagree): the renderer degrades the tool",
+)
+def test_a_pattern_is_refused_by_the_subset_so_the_sdk_never_shows_it_end_to_end() -> None:
+    code = code_of(render([tool("order", "", bounded({"type": "string", "pattern": "^a+$"}))]))
+    assert 'qty: str  # pattern "^a+$"' in code
+
+
+def test_constraint_notes_of_a_hand_written_node_cover_every_keyword() -> None:
+    node = {
+        "type": "string",
+        "minimum": 1,
+        "exclusiveMinimum": 0.5,
+        "maximum": 2**60,
+        "exclusiveMaximum": 1e21,
+        "multipleOf": 0.25,
+        "minLength": 1,
+        "maxLength": 3,
+        "pattern": "^a\n\u2028b$",
+        "format": "odd format",
+    }
+    assert constraint_notes(node) == [
+        ">= 1",
+        "> 0.5",
+        f"<= {2**60}",
+        "< 1e+21",
+        "multiple of 0.25",
+        "len >= 1",
+        "len <= 3",
+        'pattern "^a\\n\\u2028b$"',
+        'format "odd format"',
+    ]
+    # Unusable values are no note, never an exception.
+    assert constraint_notes({"minimum": True, "maximum": float("nan"), "pattern": 3}) == []
+    assert constraint_notes(None) == [] and constraint_notes({1: 2}) == []
+
+
+def test_a_pattern_note_cannot_break_the_python_comment() -> None:
+    # The renderer's own comment escaping, applied to what the notes say about a hostile pattern.
+    rendered = describe(", ".join(constraint_notes({"type": "string", "pattern": "a\r\nb\x00\ud800"})))
+    assert rendered == 'pattern "a\\r\\nb\\u0000\\ud800"'
+    compile(f"x: str  # {rendered}\n", "<note>", "exec", dont_inherit=True)
+
+
+class Files:
+    """A file system with a current directory.
+
+    Second paragraph: not part of the group's description.
+    """
+
+    def cd(self, folder: str) -> dict[str, str]:
+        """Change the current working directory.
+
+        Args:
+            folder: The folder to change to.
+
+        Returns:
+            current_working_directory (str): The new current working directory path.
+        """
+        return {"current_working_directory": folder}
+
+    def pwd(self) -> str:
+        """Print the current directory.
+
+        Returns:
+            The path.
+        """
+        return "/"
+
+
+def test_register_methods_reaches_the_python_sdk_with_its_group_once_and_its_return_keys() -> None:
+    runtime = ToolRuntime(mode="code", code_runtime=FakeRuntime("python"))
+    runtime.register_methods(Files())
+    code = code_of(render_sdk(runtime, None))
+    assert (
+        "    # Group Files: A file system with a current directory.\n"
+        "    async def cd(self, args: CdArgs) -> dict[str, str]:\n"
+        '        """Change the current working directory."""\n'
+        "        # Returns: current_working_directory (str): The new current working directory path.\n"
+        "    async def pwd(self, args: PwdArgs) -> str:\n"
+        '        """Print the current directory."""\n'
+        "        # Returns: The path.\n"
+    ) in code
+    assert code.count("A file system with a current directory.") == 1
+    compile(code, "<sdk>", "exec", dont_inherit=True)

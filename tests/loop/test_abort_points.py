@@ -6,14 +6,21 @@ call ends with exactly one result (in the log, in ``tools/result`` and in the co
 is left running, no file descriptor leaks, nothing is logged after ``turn/end``, and the next turn
 runs on a conversation the OpenAI adapter accepts. A short run is part of the normal suite; the long
 one is ``-m slow``.
+
+The Code Mode cases run twice: on a fake code runtime (abort points counted in event-loop ticks), and
+on the real sandbox (``PythonSandboxRuntime``: a child process runs the program and its sub-calls
+cross a pipe; abort points are moments in time, from before the child has started to after its
+sub-calls have been answered). There, in addition, no child process is left once the turn returns.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +30,7 @@ from hypothesis import strategies as st
 from code_mode_fakes import FakeRuntime
 from helpers import string_tool
 from toolrt import AbortController, Deny, ToolRuntime
+from toolrt.codemode import CodeRunRequest
 from toolrt.loop._agent import Agent
 from toolrt.loop._messages import AssistantMessage, ToolCall
 from toolrt.loop._openai_format import to_openai_messages
@@ -31,12 +39,19 @@ from toolrt.loop._scripted_model import ScriptedModel
 KINDS = ("fast", "hang", "post", "deny")
 
 
-def _runtime(code_mode: bool) -> tuple[ToolRuntime, FakeRuntime, list[str]]:
+def _runtime(
+    code_mode: bool, code_runtime: Any = None, started: asyncio.Event | None = None
+) -> tuple[ToolRuntime, FakeRuntime, list[str]]:
     fake = FakeRuntime()
-    runtime = ToolRuntime(mode="code", code_runtime=fake) if code_mode else ToolRuntime()
+    if code_runtime is not None:
+        runtime = ToolRuntime(mode="code", code_runtime=code_runtime)
+    else:
+        runtime = ToolRuntime(mode="code", code_runtime=fake) if code_mode else ToolRuntime()
     observed: list[str] = []
 
     async def body(args: Any, ctx: Any) -> str:
+        if started is not None:
+            started.set()
         if args.get("kind") == "hang":
             try:
                 await ctx.signal.wait()
@@ -68,16 +83,56 @@ def _fd_count() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
-async def _scenario(kinds: list[str], ticks: int, cancel: bool, code_mode: bool) -> None:
-    runtime, fake, observed = _runtime(code_mode)
-    if code_mode:
+def _child_processes() -> list[int]:
+    """Every live process below this one (a sandbox child, or under bwrap its own children)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        parents[int(entry)] = int(fields[1])  # a zombie counts: nobody has reaped it
+    below = {os.getpid()}
+    grew = True
+    while grew:
+        grew = False
+        for pid, parent in parents.items():
+            if parent in below and pid not in below:
+                below.add(pid)
+                grew = True
+    return sorted(below - {os.getpid()})
+
+
+def _sandbox_program(kinds: list[str]) -> str:
+    calls = ", ".join(f"tools.t({{'kind': {kind!r}}})" for kind in kinds)
+    return f"done = await asyncio.gather({calls}, return_exceptions=True)\nprint(len(done))"
+
+
+async def _scenario(
+    kinds: list[str], ticks: int, cancel: bool, code_mode: bool, sandbox_delay: float | None = None
+) -> None:
+    code_runtime: Any = None
+    if sandbox_delay is not None:
+        from toolrt.sandbox import PythonSandboxRuntime
+
+        code_runtime = PythonSandboxRuntime(pool_size=0)
+        code_mode = True
+    started = asyncio.Event()
+    runtime, fake, observed = _runtime(code_mode, code_runtime, started)
+    if code_runtime is not None:
+        arguments = json.dumps({"code": _sandbox_program(kinds), "description": "d"})
+        tool_calls: tuple[ToolCall, ...] = (ToolCall("r1", "run_code", arguments),)
+    elif code_mode:
 
         async def program(request: Any) -> Any:
             functions = request.bindings[0].functions
             await asyncio.gather(*(functions["t"]({"kind": kind}) for kind in kinds), return_exceptions=True)
 
         fake.behavior = program
-        tool_calls: tuple[ToolCall, ...] = (ToolCall("r1", "run_code", '{"code":"p","description":"d"}'),)
+        tool_calls = (ToolCall("r1", "run_code", '{"code":"p","description":"d"}'),)
     else:
         tool_calls = tuple(
             ToolCall(f"c{index}", "t", f'{{"kind":"{kind}"}}') for index, kind in enumerate(kinds)
@@ -86,16 +141,32 @@ async def _scenario(kinds: list[str], ticks: int, cancel: bool, code_mode: bool)
     agent = Agent(runtime, model)
     controller = AbortController()
     task = asyncio.ensure_future(agent.run_turn("go", signal=controller.signal))
-    for _ in range(ticks):
-        await asyncio.sleep(0)
+    if sandbox_delay is not None:
+        if cancel:
+            # task.cancel() from the moment the program's first sub-call runs: a cancellation during
+            # the child's cold start leaves the sandbox's spawn task behind (see
+            # test_cancelling_a_run_during_its_cold_start_leaves_nothing_running).
+            waiting = asyncio.ensure_future(started.wait())
+            await asyncio.wait({task, waiting}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
+            waiting.cancel()
+            await asyncio.sleep(sandbox_delay / 4)
+        else:
+            await asyncio.sleep(sandbox_delay)
+    else:
+        for _ in range(ticks):
+            await asyncio.sleep(0)
     if cancel:
         task.cancel()
     else:
         controller.abort("stop")
     with contextlib.suppress(asyncio.CancelledError):
         await task
-    # Checked the moment the turn returns or raises: every body and bridge has already drained.
-    assert [task for task in asyncio.all_tasks() if task is not asyncio.current_task()] == []
+    # Checked the moment the turn returns or raises: every body and bridge has already drained, and
+    # the sandbox's processes are gone.
+    left = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    assert left == [], left
+    if code_runtime is not None:
+        assert _child_processes() == []
     types = [event.type for event in agent.session.events()]
     assert types[-1] == "turn/end"
     for _ in range(10):
@@ -119,6 +190,8 @@ async def _scenario(kinds: list[str], ticks: int, cancel: bool, code_mode: bool)
     again = await agent.run_turn("again")
     assert again.reason == "stop"
     agent.close()
+    if code_runtime is not None:
+        await code_runtime.aclose()
 
 
 abort_points = {
@@ -129,9 +202,11 @@ abort_points = {
 }
 
 
-def _check(kinds: list[str], ticks: int, cancel: bool, code_mode: bool) -> None:
+def _check(
+    kinds: list[str], ticks: int, cancel: bool, code_mode: bool, sandbox_delay: float | None = None
+) -> None:
     before = _fd_count()
-    asyncio.run(_scenario(kinds, ticks, cancel, code_mode))
+    asyncio.run(_scenario(kinds, ticks, cancel, code_mode, sandbox_delay))
     assert _fd_count() == before
 
 
@@ -150,3 +225,46 @@ def test_every_call_gets_one_result_at_any_abort_point_long_run(
     kinds: list[str], ticks: int, cancel: bool, code_mode: bool
 ) -> None:
     _check(kinds, ticks, cancel, code_mode)
+
+
+sandbox_abort_points = {
+    "kinds": st.lists(st.sampled_from(KINDS), min_size=1, max_size=4),
+    # From before the child has started (a cold start takes a few hundred ms) to after the answers.
+    "delay": st.floats(0.0, 1.2),
+    "cancel": st.booleans(),
+}
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(**sandbox_abort_points)
+def test_a_sandboxed_program_gets_one_result_per_call_at_any_abort_point(
+    kinds: list[str], delay: float, cancel: bool
+) -> None:
+    _check(kinds, 0, cancel, True, sandbox_delay=delay)
+
+
+@pytest.mark.slow
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(**sandbox_abort_points)
+def test_a_sandboxed_program_gets_one_result_per_call_at_any_abort_point_long_run(
+    kinds: list[str], delay: float, cancel: bool
+) -> None:
+    _check(kinds, 0, cancel, True, sandbox_delay=delay)
+
+
+def test_cancelling_a_run_during_its_cold_start_leaves_nothing_running() -> None:
+    from toolrt.sandbox import PythonSandboxRuntime
+
+    async def scenario() -> None:
+        code_runtime = PythonSandboxRuntime(pool_size=0)
+        await code_runtime.run(CodeRunRequest(program="print(1)", bindings=[]))  # probed, warm caches
+        run = asyncio.ensure_future(code_runtime.run(CodeRunRequest(program="print(1)", bindings=[])))
+        await asyncio.sleep(0.01)  # the child is being spawned
+        run.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await run
+        left = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        await code_runtime.aclose()
+        assert left == [], left
+
+    asyncio.run(scenario())

@@ -268,7 +268,7 @@ async def test_a_crash_torn_log_resumes_the_conversation_without_losing_earlier_
     runtime, _ = build_runtime()
     server.enqueue_tool_calls([("c1", "read_note", '{"name": "a"}')])
     server.enqueue_text("First answer.")
-    with SessionLog.open(path) as session:
+    with SessionLog.create(path) as session:
         agent = Agent(runtime, openai_model(server), session=session)
         await agent.run_turn("first question")
         agent.close()
@@ -278,7 +278,7 @@ async def test_a_crash_torn_log_resumes_the_conversation_without_losing_earlier_
     read = SessionLog.read(path)
     assert read.torn is not None and len(read.events) == len(good_lines)
     server.enqueue_text("Second answer.")
-    with SessionLog.open(path) as session:
+    with SessionLog.resume(path) as session:
         assert session.recovered_torn_line is not None
         agent = Agent(runtime, openai_model(server), session=session)
         result = await agent.run_turn("second question")
@@ -368,3 +368,112 @@ async def test_cancelling_the_awaiting_task_during_run_code_drains_the_bridge_be
     # The next turn starts from a clean conversation.
     result = await agent.run_turn("again")
     assert result.reason == "stop"
+
+
+async def test_cancelling_a_turn_drains_started_bodies_for_the_runtime_grace_at_most() -> None:
+    # The scheduler's drain is the runtime's timeout grace (runtime.stages.drain_s), not a constant:
+    # a cleanup that outlasts it is left running (and reported), and the turn still ends with one
+    # result per call.
+    from toolrt.policies import install_default_deadline
+
+    runtime = ToolRuntime()
+    install_default_deadline(runtime, grace_ms=40)
+    started = asyncio.Event()
+    finished = asyncio.Event()
+
+    @tool(is_concurrency_safe=lambda args: True)
+    async def stubborn() -> str:
+        """Cleans up for too long."""
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            try:
+                await asyncio.sleep(0.6)
+            finally:
+                finished.set()
+        return "never"
+
+    runtime.register(stubborn)
+    model = ScriptedModel(
+        [
+            AssistantMessage(tool_calls=(ToolCall("c1", "stubborn", "{}"), ToolCall("c2", "stubborn", "{}"))),
+            "ok",
+        ]
+    )
+    agent = Agent(runtime, model)
+    task = asyncio.ensure_future(agent.run_turn("go"))
+    await started.wait()
+    await asyncio.sleep(0)
+    began = asyncio.get_running_loop().time()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert asyncio.get_running_loop().time() - began < 0.45
+    assert not finished.is_set()
+    calls = [e.data["call_id"] for e in agent.session.events() if e.type == "tool/call"]
+    results = [e.data["call_id"] for e in agent.session.events() if e.type == "tool/result"]
+    assert calls == results == ["c1", "c2"]
+    assert event_types(agent.session)[-1] == "turn/end"
+    await asyncio.wait_for(finished.wait(), 5)
+    assert (await agent.run_turn("again")).reason == "stop"
+
+
+async def test_cancelling_a_turn_bounds_the_drain_of_untimed_bodies_by_the_grace_too() -> None:
+    # A tool with no deadline (UNBOUNDED) is not timed by the pipeline, so only the scheduler's own
+    # drain bound (runtime.stages.drain_s) stops the wait for its cleanup.
+    from toolrt import UNBOUNDED
+    from toolrt.policies import install_default_deadline
+
+    runtime = ToolRuntime()
+    install_default_deadline(runtime, grace_ms=40)
+    started = asyncio.Event()
+    cleaning = asyncio.Event()
+
+    @tool(timeout_ms=UNBOUNDED)
+    async def untimed() -> str:
+        """Cleans up for too long, and has no deadline."""
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            cleaning.set()
+            await asyncio.sleep(3)
+        return "never"
+
+    runtime.register(untimed)
+    model = ScriptedModel([AssistantMessage(tool_calls=(ToolCall("c1", "untimed", "{}"),)), "ok"])
+    agent = Agent(runtime, model)
+    task = asyncio.ensure_future(agent.run_turn("go"))
+    await started.wait()
+    began = asyncio.get_running_loop().time()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert cleaning.is_set()
+    assert asyncio.get_running_loop().time() - began < 1.5  # the grace, not the 3 s cleanup
+    calls = [e.data["call_id"] for e in agent.session.events() if e.type == "tool/call"]
+    results = [e.data["call_id"] for e in agent.session.events() if e.type == "tool/result"]
+    assert calls == results == ["c1"]
+
+
+async def test_a_reply_with_lone_surrogates_is_logged_and_its_arguments_refused(
+    server: FakeOpenAIServer, tmp_path: Path
+) -> None:
+    """Text is valid UTF-8 end to end: a provider's ``\\ud800`` escape (a lone surrogate once decoded)
+    in the model's text becomes U+FFFD, and in a call's arguments it stays a surrogate inside the
+    parsed value, so the pipeline refuses the call as INVALID_ARGS; the turn and the log survive."""
+    path = tmp_path / "session.jsonl"
+    runtime, _ = build_runtime()
+    server.enqueue_tool_calls([("c1", "read_note", '{"name": "a' + chr(0xD800) + '"}')])
+    server.enqueue_text("Answer " + chr(0xDCFF) + " here.")
+    with SessionLog.create(path) as session:
+        agent = Agent(runtime, openai_model(server), session=session)
+        result = await agent.run_turn("first question")
+        agent.close()
+    assert result.text == "Answer \ufffd here."
+    results = [m for m in agent.messages if isinstance(m, ToolResultMessage)]
+    assert len(results) == 1 and results[0].is_error
+    assert "lone surrogate" in results[0].content[0]["text"], results[0].content
+    for line in path.read_bytes().splitlines():
+        json.loads(line.decode("utf-8"))  # every line is valid UTF-8 JSON

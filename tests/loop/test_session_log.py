@@ -114,7 +114,7 @@ def every_event_type() -> list[NewEvent]:
 def test_every_event_type_round_trips_through_the_file(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     specs = every_event_type()
-    with SessionLog.open(path) as log:
+    with SessionLog.create(path) as log:
         appended = [log.append(*spec) for spec in specs]
     result = SessionLog.read(path)
     assert result.torn is None
@@ -136,7 +136,7 @@ def test_every_event_type_round_trips_through_the_file(tmp_path: Path) -> None:
 
 def test_in_memory_log_holds_the_same_events_as_a_file_log(tmp_path: Path) -> None:
     memory = SessionLog.in_memory(clock=lambda: 42.0)
-    with SessionLog.open(tmp_path / "s.jsonl", clock=lambda: 42.0) as file_log:
+    with SessionLog.create(tmp_path / "s.jsonl", clock=lambda: 42.0) as file_log:
         for spec in every_event_type():
             assert memory.append(*spec) == file_log.append(*spec)
     assert memory.events() == SessionLog.read(tmp_path / "s.jsonl").events
@@ -153,14 +153,105 @@ def test_event_data_is_a_frozen_snapshot_detached_from_the_caller() -> None:
         event.data["items"].append(4)
 
 
-def test_lone_surrogates_are_written_escaped_and_read_back(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("data", "where"),
+    [({"s": "a\ud800b"}, "data.s"), ({"x": [{"\udcff": 1}]}, "data.x[0]: object key")],
+)
+def test_a_lone_surrogate_is_refused_on_append_and_nothing_is_written(
+    tmp_path: Path, data: dict[str, Any], where: str
+) -> None:
+    """Issue 12 item 6: text in a log is valid UTF-8, so an event no encoder can write is refused."""
     path = tmp_path / "s.jsonl"
-    with SessionLog.open(path) as log:
-        event = log.append("myapp/x", {"s": "a\ud800b", "é": "ü"})
-    raw = path.read_bytes()
-    raw.decode("utf-8")  # still valid UTF-8
-    assert b"\\ud800" in raw
-    assert SessionLog.read(path).events == (event,)
+    with SessionLog.create(path) as log:
+        log.append("myapp/x", {"é": "ü"})
+        before = path.read_bytes()
+        with pytest.raises(InvalidEventError, match="lone surrogate") as caught:
+            log.append("myapp/x", data)
+        assert where in str(caught.value)
+        str(caught.value).encode("utf-8")  # the error itself is printable
+        assert log.next_seq == 1
+    assert path.read_bytes() == before
+    before.decode("utf-8")
+
+
+def test_an_escaped_lone_surrogate_in_the_file_is_a_corrupt_line_and_a_pair_reads_as_one_character(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.jsonl"
+    pair = b'{"seq":0,"type":"myapp/x","time":1.0,"data":{"s":"\\ud83d\\ude00"}}\n'
+    lone = b'{"seq":1,"type":"myapp/x","time":1.0,"data":{"s":"\\ud800"}}\n'
+    path.write_bytes(pair + lone + pair.replace(b'"seq":0', b'"seq":2'))
+    with pytest.raises(SessionLogCorruptError, match="lone surrogate") as caught:
+        SessionLog.read(path)
+    assert caught.value.line_number == 2
+    path.write_bytes(pair)
+    assert SessionLog.read(path).events[0].data == {"s": "\U0001f600"}
+
+
+# --- creating or resuming ---------------------------------------------------------------------------
+
+
+def test_create_refuses_a_path_that_already_holds_a_log_and_names_the_fix(tmp_path: Path) -> None:
+    """Issue 12 item 4: reusing a path used to mix the old conversation into the new run."""
+    path = tmp_path / "s.jsonl"
+    with SessionLog.create(path) as log:
+        log.append("myapp/x", {"old": True})
+    before = path.read_bytes()
+    with pytest.raises(SessionLogError) as caught:
+        SessionLog.create(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: a session log already exists here")
+    assert "SessionLog.resume(path)" in message and "another path" in message
+    assert path.read_bytes() == before  # refused without touching it
+    with pytest.raises(SessionLogError, match="already exists"):
+        SessionLog.open(path, "create")
+
+
+def test_create_takes_an_existing_empty_file(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.touch()
+    with SessionLog.create(path) as log:
+        assert log.append("myapp/x", {}).seq == 0
+
+
+def test_resume_refuses_a_missing_log_and_creates_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "typo.jsonl"
+    with pytest.raises(SessionLogError) as caught:
+        SessionLog.resume(path)
+    assert str(caught.value) == (
+        f"{path}: no session log to resume (the file does not exist); "
+        "start a new one with SessionLog.create(path)"
+    )
+    assert not path.exists()
+    with pytest.raises(SessionLogError, match="no session log to resume"):
+        SessionLog.open(path, "resume")
+
+
+def test_resume_continues_the_conversation(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    with SessionLog.create(path) as log:
+        log.append("myapp/x", {"i": 0})
+    with SessionLog.resume(path) as again:
+        assert [event.data for event in again.events()] == [{"i": 0}]
+        assert again.append("myapp/x", {"i": 1}).seq == 1
+
+
+def test_open_needs_an_explicit_mode(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    with pytest.raises(TypeError, match="mode"):
+        SessionLog.open(path)  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="mode must be 'create' or 'resume'"):
+        SessionLog.open(path, "append")  # type: ignore[arg-type]
+    assert not path.exists()
+    with SessionLog.open(path, "create") as log:
+        log.append("myapp/x", {})
+    with SessionLog.open(path, "resume") as log:
+        assert len(log) == 1
+
+
+def test_a_path_that_cannot_be_opened_is_a_session_log_error(tmp_path: Path) -> None:
+    with pytest.raises(SessionLogError, match="cannot open the session log"):
+        SessionLog.create(tmp_path)  # a directory
 
 
 # --- durability -----------------------------------------------------------------------------------
@@ -169,7 +260,7 @@ def test_lone_surrogates_are_written_escaped_and_read_back(tmp_path: Path) -> No
 @pytest.mark.parametrize("durability", ["flush", "fsync", "batch"])
 def test_every_append_is_visible_to_a_second_handle_at_once(tmp_path: Path, durability: Any) -> None:
     path = tmp_path / "s.jsonl"
-    with SessionLog.open(path, durability=durability, batch_size=1000) as log:
+    with SessionLog.create(path, durability=durability, batch_size=1000) as log:
         for index in range(5):
             log.append("myapp/x", {"i": index})
             with open(path, "rb") as reader:
@@ -201,7 +292,7 @@ def count_fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def test_durability_modes_fsync_when_they_promise(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, durability: Any, after_each: list[int], on_close: int
 ) -> None:
-    log = SessionLog.open(tmp_path / "s.jsonl", durability=durability, batch_size=3)
+    log = SessionLog.create(tmp_path / "s.jsonl", durability=durability, batch_size=3)
     calls = count_fsyncs(monkeypatch)
     seen = []
     for index in range(7):
@@ -213,7 +304,7 @@ def test_durability_modes_fsync_when_they_promise(
 
 
 def test_sync_forces_an_fsync_in_batch_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    with SessionLog.open(tmp_path / "s.jsonl", durability="batch", batch_size=100) as log:
+    with SessionLog.create(tmp_path / "s.jsonl", durability="batch", batch_size=100) as log:
         calls = count_fsyncs(monkeypatch)
         log.append("myapp/x", {})
         assert calls == []
@@ -224,14 +315,14 @@ def test_sync_forces_an_fsync_in_batch_mode(tmp_path: Path, monkeypatch: pytest.
 
 def test_open_rejects_unknown_durability_and_bad_batch_size(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="durability"):
-        SessionLog.open(tmp_path / "a.jsonl", durability="sometimes")  # type: ignore[arg-type]
+        SessionLog.create(tmp_path / "a.jsonl", durability="sometimes")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="batch_size"):
-        SessionLog.open(tmp_path / "a.jsonl", durability="batch", batch_size=0)
+        SessionLog.create(tmp_path / "a.jsonl", durability="batch", batch_size=0)
     assert not (tmp_path / "a.jsonl").exists()
 
 
 def test_a_closed_log_refuses_appends(tmp_path: Path) -> None:
-    log = SessionLog.open(tmp_path / "s.jsonl")
+    log = SessionLog.create(tmp_path / "s.jsonl")
     log.append("myapp/x", {})
     log.close()
     log.close()  # idempotent
@@ -246,18 +337,18 @@ def test_a_closed_log_refuses_appends(tmp_path: Path) -> None:
 
 def test_a_second_writer_on_the_same_file_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    with SessionLog.open(path) as log:
+    with SessionLog.create(path) as log:
         log.append("myapp/x", {})
         with pytest.raises(SessionLogError, match="already open"):
-            SessionLog.open(path)
+            SessionLog.resume(path)
         log.append("myapp/x", {})
-    with SessionLog.open(path) as again:  # the lock is released on close
+    with SessionLog.resume(path) as again:  # the lock is released on close
         assert again.append("myapp/x", {}).seq == 2
 
 
 def test_a_failed_write_rolls_the_file_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "s.jsonl"
-    log = SessionLog.open(path)
+    log = SessionLog.create(path)
     log.append("myapp/x", {"i": 0})
     before = path.read_bytes()
     real_write = os.write
@@ -280,7 +371,7 @@ def test_a_failed_fsync_makes_the_log_refuse_further_appends(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "s.jsonl"
-    log = SessionLog.open(path, durability="fsync")
+    log = SessionLog.create(path, durability="fsync")
     log.append("myapp/x", {"i": 0})
 
     def failing_fsync(fd: int) -> None:
@@ -294,7 +385,7 @@ def test_a_failed_fsync_makes_the_log_refuse_further_appends(
         log.append("myapp/x", {"i": 2})
     log.close()
     monkeypatch.undo()
-    with SessionLog.open(path) as reopened:
+    with SessionLog.resume(path) as reopened:
         assert reopened.append("myapp/x", {"i": 2}).seq == 2
 
 
@@ -303,7 +394,7 @@ def test_a_failed_fsync_makes_the_log_refuse_further_appends(
 
 def write_three(path: Path, then: bytes = b"") -> bytes:
     """Log three events to ``path``, then append the raw bytes ``then``; return the three's bytes."""
-    with SessionLog.open(path) as log:
+    with SessionLog.create(path) as log:
         for index in range(3):
             log.append("myapp/x", {"i": index})
     good = path.read_bytes()
@@ -343,7 +434,7 @@ def test_opening_a_torn_log_repairs_it_and_numbering_continues(tmp_path: Path) -
     path = tmp_path / "s.jsonl"
     good = write_three(path, then=b'{"seq":3,"type":"myapp/x","data":{"i":')
 
-    with SessionLog.open(path) as log:
+    with SessionLog.resume(path) as log:
         torn = log.recovered_torn_line
         assert torn is not None and torn.offset == len(good)
         assert path.read_bytes() == good  # truncated before any append
@@ -354,7 +445,7 @@ def test_opening_a_torn_log_repairs_it_and_numbering_continues(tmp_path: Path) -
     result = SessionLog.read(path)
     assert result.torn is None
     assert [(event.seq, event.data["i"]) for event in result.events] == [(i, i) for i in range(5)]
-    with SessionLog.open(path) as again:
+    with SessionLog.resume(path) as again:
         assert again.recovered_torn_line is None
 
 
@@ -391,7 +482,7 @@ def test_invalid_json_mid_file_is_a_hard_error_naming_the_line(
     assert f"{path}:2:" in str(caught.value)
     assert reason in str(caught.value)
     with pytest.raises(SessionLogCorruptError):
-        SessionLog.open(path)
+        SessionLog.resume(path)
     assert path.read_bytes() == damaged  # open refused without touching the file
 
 
@@ -435,7 +526,7 @@ def test_non_lossless_data_is_rejected_and_the_file_is_unchanged(
     tmp_path: Path, data: dict[str, Any], message: str
 ) -> None:
     path = tmp_path / "s.jsonl"
-    with SessionLog.open(path) as log:
+    with SessionLog.create(path) as log:
         log.append("myapp/x", {"i": 0})
         before = path.read_bytes()
         with pytest.raises(InvalidEventError, match="myapp/x event rejected") as caught:
@@ -480,7 +571,7 @@ def test_data_must_be_an_object() -> None:
 
 
 def test_session_log_cannot_be_constructed_directly() -> None:
-    with pytest.raises(TypeError, match=r"SessionLog\.open"):
+    with pytest.raises(TypeError, match=r"SessionLog\.create\(path\), SessionLog\.resume\(path\)"):
         SessionLog(_token=None)
 
 
@@ -537,7 +628,7 @@ def test_results_derive_in_model_order_and_contexts_follow_the_batch() -> None:
 
 def test_a_call_without_a_logged_result_gets_a_synthetic_error(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    with SessionLog.open(path) as log:
+    with SessionLog.create(path) as log:
         log.append(*model_user_event("go"))
         log.append(*assistant(("a", "echo", "{}"), ("b", "echo", "{}"), ("c", "echo", "{}")))
         log.append(*tool_call_event("a", "echo", "{}", {}))
@@ -807,7 +898,7 @@ def test_render_call_card_rejects_the_wrong_event_type() -> None:
 
 def test_concurrent_appends_from_threads_are_serialized(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    with SessionLog.open(path) as log:
+    with SessionLog.create(path) as log:
 
         def worker(name: int) -> None:
             for index in range(300):
@@ -828,7 +919,7 @@ def test_concurrent_appends_from_threads_are_serialized(tmp_path: Path) -> None:
 
 async def test_concurrent_appends_from_asyncio_tasks_are_serialized(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    with SessionLog.open(path) as log:
+    with SessionLog.create(path) as log:
 
         async def task(name: int) -> list[int]:
             seqs = []
@@ -844,7 +935,7 @@ async def test_concurrent_appends_from_asyncio_tasks_are_serialized(tmp_path: Pa
 
 def test_ten_thousand_appends_read_back_intact(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    with SessionLog.open(path, durability="batch") as log:
+    with SessionLog.create(path, durability="batch") as log:
         for index in range(10_000):
             log.append(*tool_call_event(f"c{index}", "echo", '{"text": "é"}', {"text": "é", "n": index}))
     assert path.read_bytes().count(b"\n") == 10_000
@@ -853,5 +944,5 @@ def test_ten_thousand_appends_read_back_intact(tmp_path: Path) -> None:
     assert len(result.events) == 10_000
     assert all(event.seq == index for index, event in enumerate(result.events))
     assert result.events[9_999].data["parsed_arguments"] == {"text": "é", "n": 9_999}
-    with SessionLog.open(path) as reopened:
+    with SessionLog.resume(path) as reopened:
         assert reopened.next_seq == 10_000

@@ -974,3 +974,78 @@ async def test_task_cancellation_warns_that_a_sync_body_keeps_running(
         'tool "threaded" (c1): task cancelled while its synchronous body runs on a worker thread; the thread '
         "was signalled and keeps running until the body returns"
     ]
+
+
+# --- the drain after task cancellation, bounded by the timeout grace (issue 12 item 8) ------------
+
+
+async def test_task_cancellation_waits_for_a_body_cleanup_that_awaits() -> None:
+    """Every runtime times its bodies (the default deadline); cancelling the awaiting task still
+    reaches the body as a plain ``await`` would, and its cleanup has run when ``CancelledError``
+    propagates."""
+    runtime = ToolRuntime()
+    started = asyncio.Event()
+    cleaned: list[str] = []
+
+    async def execute(args: Any, ctx: Any) -> str:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            for _ in range(5):  # a cleanup that itself awaits (flush a file, kill a child process)
+                await asyncio.sleep(0)
+            await asyncio.sleep(0.01)
+            cleaned.append("done")
+        return "never"
+
+    runtime.register(echo_tool(name="slow", execute=execute))
+    published = _observe(runtime)
+    task = start(runtime, "slow")
+    await started.wait()
+    await _cancel(task)
+    assert cleaned == ["done"]
+    assert [result for _, result in published] == [aborted()]
+
+
+async def test_a_cleanup_longer_than_the_grace_is_left_running_reported_and_tracked(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from toolrt.policies import install_default_deadline
+
+    runtime = ToolRuntime()
+    install_default_deadline(runtime, grace_ms=30)
+    started = asyncio.Event()
+    finished = asyncio.Event()
+
+    async def execute(args: Any, ctx: Any) -> str:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            try:
+                await asyncio.sleep(0.5)  # ignores the grace
+            finally:
+                finished.set()
+        return "never"
+
+    runtime.register(echo_tool(name="stubborn", execute=execute))
+    published = _observe(runtime)
+    task = start(runtime, "stubborn")
+    await started.wait()
+    with caplog.at_level(logging.WARNING, logger="toolrt"):
+        began = time.monotonic()
+        await _cancel(task)
+        waited = time.monotonic() - began
+        assert not finished.is_set()  # the cancellation did not wait for the whole cleanup
+        assert waited < 0.4
+        assert [result for _, result in published] == [aborted()]
+        await settle(finished.wait())
+        for _ in range(3):
+            await asyncio.sleep(0)
+    messages = [record.getMessage() for record in caplog.records]
+    assert any(
+        'tool "stubborn" (c1): the task awaiting it was cancelled and its body did not end within the '
+        "grace of 30ms; left running, tracked until it ends" in message
+        for message in messages
+    )
+    assert any('tool "stubborn" (c1): detached body' in message for message in messages)

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import io
+import logging
+import math
 import os
 from typing import Any
 
-from helpers import register_tool
-from toolrt import AbortController, Ask, ToolExecutionInput, ToolRuntime
+import pytest
+
+from helpers import register_tool, string_tool
+from toolrt import UNBOUNDED, AbortController, Ask, ToolExecutionInput, ToolRuntime
+from toolrt.policies import DEFAULT_APPROVAL_WAIT_MS
 from toolrt.policies._approvals import ApprovalRule, Approvals, fingerprint, rule_answerer, terminal_answerer
 
 
@@ -177,3 +182,132 @@ async def test_fingerprint_ignores_key_order_but_not_values() -> None:
     assert fingerprint("t", {"a": 1, "b": 2}) == fingerprint("t", {"b": 2, "a": 1})
     assert fingerprint("t", {"a": 1}) != fingerprint("t", {"a": 2})
     assert fingerprint("t", {"a": 1}) != fingerprint("u", {"a": 1})
+
+
+# --- the approval wait deadline (issue 12 item 3) -------------------------------------------------
+
+
+@pytest.mark.parametrize("wait", [0, -1, math.inf, math.nan, True, None, "300000"])
+def test_a_wait_deadline_must_be_a_positive_finite_number_or_unbounded(wait: Any) -> None:
+    with pytest.raises(ValueError, match="wait_timeout_ms must be a positive finite number or UNBOUNDED"):
+        Approvals(wait_timeout_ms=wait)
+
+
+def test_the_default_wait_deadline_is_five_minutes() -> None:
+    assert Approvals().wait_timeout_ms == DEFAULT_APPROVAL_WAIT_MS == 300_000
+    assert Approvals(wait_timeout_ms=UNBOUNDED).wait_timeout_ms is UNBOUNDED
+
+
+async def test_an_unanswered_request_expires_and_the_call_is_denied_saying_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    audit: list[tuple[str, Any]] = []
+    approvals = Approvals(audit=lambda kind, data: audit.append((kind, dict(data))), wait_timeout_ms=50)
+    cancelled: list[bool] = []
+
+    async def away(request: Any, next: Any) -> Any:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append(True)  # the abandoned answerer is told, not left waiting
+            raise
+
+    approvals.answerer(away)
+    runtime, ran = runtime_with_tool(approvals)
+    with caplog.at_level(logging.WARNING, logger="toolrt"):
+        result = await runtime.execute(call("x"))
+    assert result.content == [
+        {
+            "type": "text",
+            "text": 'Error: approval for tool "delete" expired: nobody answered before the approval wait '
+            "deadline, so the call was not run",
+        }
+    ]
+    assert ran == []
+    await asyncio.sleep(0)
+    assert cancelled == [True]
+    assert audit[-1][0] == "approval/decided"
+    assert audit[-1][1]["outcome"] == "expired" and audit[-1][1]["wait_timeout_ms"] == 50
+    assert any(
+        'approval for tool "delete" (c1) expired: no answer within 50ms' in record.getMessage()
+        for record in caplog.records
+    )
+
+
+async def test_an_answer_within_the_wait_deadline_is_used() -> None:
+    approvals = Approvals(wait_timeout_ms=2_000)
+
+    async def thinks(request: Any, next: Any) -> str:
+        await asyncio.sleep(0.05)
+        return "allowed-once"
+
+    approvals.answerer(thinks)
+    runtime, ran = runtime_with_tool(approvals)
+    assert (await runtime.execute(call("x"))).value == "deleted x"
+    assert ran == [{"path": "x"}]
+
+
+async def test_a_caller_abort_before_the_wait_deadline_is_still_a_cancellation() -> None:
+    approvals = Approvals(wait_timeout_ms=5_000)
+    started = asyncio.Event()
+
+    async def never(request: Any, next: Any) -> Any:
+        started.set()
+        await asyncio.Event().wait()
+
+    approvals.answerer(never)
+    runtime, _ = runtime_with_tool(approvals)
+    controller = AbortController()
+    task = asyncio.ensure_future(runtime.execute(call("x", controller.signal)))
+    await started.wait()
+    controller.abort("user stop")
+    assert (await task).error.info.code == "ABORTED_BEFORE_DISPATCH"  # type: ignore[union-attr]
+
+
+async def test_an_unbounded_wait_outlasts_any_deadline() -> None:
+    approvals = Approvals(wait_timeout_ms=UNBOUNDED)
+
+    async def thinks(request: Any, next: Any) -> str:
+        await asyncio.sleep(0.05)
+        return "allowed-once"
+
+    approvals.answerer(thinks)
+    runtime, _ = runtime_with_tool(approvals)
+    assert (await runtime.execute(call("x"))).value == "deleted x"
+
+
+async def test_a_program_clock_on_the_call_is_paused_exactly_while_the_person_decides() -> None:
+    from toolrt.codemode import RunClock
+
+    clock = RunClock()
+    approvals = Approvals()
+    seen: list[bool] = []
+
+    async def person(request: Any, next: Any) -> str:
+        seen.append(clock.paused)
+        await asyncio.sleep(0.05)
+        return "allowed-once"
+
+    approvals.answerer(person)
+    runtime, _ = runtime_with_tool(approvals)
+    paused_body: list[bool] = []
+
+    async def body(args: Any, ctx: Any) -> str:
+        paused_body.append(clock.paused)
+        return "ran"
+
+    runtime.register(string_tool("other", body))
+    runtime.on("tools/pre-execute", lambda execution, next: Ask("check"), prepend=True)
+    result = await runtime.execute(
+        ToolExecutionInput(
+            call_id="c1",
+            name="other",
+            arguments={},
+            signal=AbortController().signal,
+            agent="a",
+            wait_clock=clock,
+        )
+    )
+    assert result.value == "ran"
+    assert seen == [True] and paused_body == [False]
+    assert not clock.paused and clock.paused_seconds() >= 0.04

@@ -172,18 +172,17 @@ async def test_detaches_a_body_that_ignores_the_deadline_after_the_grace_period_
 
 
 async def test_a_scoped_policy_applies_only_to_that_agent() -> None:
+    # Every runtime enforces a tool's timeout_ms by default now (issue 12): the unscoped call is
+    # timed too, by the default deadline and its grace, the scoped one by the scope's policy.
     runtime = ToolRuntime()
 
     async def body(args: Any, ctx: Any) -> str:
-        try:
-            await asyncio.wait_for(ctx.signal.wait(), 0.2)
-        except TimeoutError:
-            return "ran to completion"
-        return "stopped"
+        await asyncio.sleep(0.2)  # ignores its signal: the grace decides who timed it
+        return "ran to completion"
 
     runtime.register(budgeted("slow", body, 20))
     scope = runtime.scope("agent-a")
-    install_timeout_policy(scope)
+    install_timeout_policy(scope, grace_ms=50)
     scoped = await runtime.execute(
         ToolExecutionInput(
             call_id="c1", name="slow", arguments={}, signal=AbortController().signal, agent="agent-a"
@@ -191,4 +190,8 @@ async def test_a_scoped_policy_applies_only_to_that_agent() -> None:
     )
     unscoped = await runtime.execute(call("slow"))
     assert scoped.error.info.code == "TOOL_TIMEOUT"  # type: ignore[union-attr]
-    assert unscoped.value == "ran to completion"
+    assert scoped.meta == {"timeout": {"timeoutMs": 20, "graceMs": 50, "detached": True}}
+    # The default grace (5 s) outlasts the body: timed out, not detached.
+    assert unscoped.error.info.code == "TOOL_TIMEOUT"  # type: ignore[union-attr]
+    assert unscoped.meta is None
+    await asyncio.sleep(0.25)  # the detached body ends inside the test

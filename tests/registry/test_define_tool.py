@@ -7,6 +7,7 @@ Type-level titles (``InferArgs`` …) have no Python runtime counterpart and are
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import pytest
@@ -426,3 +427,222 @@ def test_presenters_validate_softly(bad_args: Any) -> None:
     assert definition.is_concurrency_safe(bad_args) is False
     assert definition.present_call({"mode": "read"}) == {"card": "generic", "title": "READ"}
     assert definition.is_concurrency_safe({"mode": "read"}) is True
+
+
+# --- issue 13: raw schemas are checked at registration; input_schema and normalize=True ---------
+
+# TradingBot.place_order as BFCL v4's multi-turn func doc writes it ("dict", "float").
+BFCL_PLACE_ORDER: dict[str, Any] = {
+    "type": "dict",
+    "properties": {
+        "order_type": {
+            "type": "string",
+            "description": "Type of the order (Buy/Sell).",
+            "enum": ["Buy", "Sell"],
+        },
+        "symbol": {"type": "string", "description": "Symbol of the stock to trade."},
+        "price": {"type": "float", "description": "Price at which to place the order."},
+        "amount": {"type": "integer", "description": "Number of shares to trade."},
+    },
+    "required": ["order_type", "symbol", "price", "amount"],
+}
+NORMALIZE_HINT = (
+    "toolrt.schema.normalize_schema() maps this dialect into the subset (place_order.parameters.type: "
+    '"dict" -> "object"; place_order.parameters.properties.price.type: "float" -> "number"); '
+    "define_tool(input_schema=..., normalize=True) applies it when the tool is defined"
+)
+
+
+def raw_definition(name: str, parameters: Any) -> ToolDefinition:
+    return ToolDefinition(
+        name=name,
+        description="bridged",
+        parameters=parameters,
+        output=ToolOutput(schema={"type": "string"}),
+        execute=lambda args, ctx: "placed",
+    )
+
+
+def test_a_raw_schema_outside_the_subset_is_refused_at_registration_with_its_path() -> None:
+    """Issue 13: BFCL's "dict" used to reach the model verbatim (and every SDK method became Any)."""
+    runtime = ToolRuntime()
+    with pytest.raises(JsonSchemaError) as raised:
+        runtime.register(raw_definition("place_order", BFCL_PLACE_ORDER))
+    assert raised.value.violations == (
+        "place_order.parameters.type must be one of object/array/string/number/integer/boolean/null",
+        NORMALIZE_HINT,
+    )
+    assert runtime.schemas() == []  # nothing half-registered
+
+    # A construct normalize_schema cannot rewrite gets the path and the construct, and no hint.
+    with pytest.raises(JsonSchemaError) as raised:
+        runtime.register(
+            raw_definition("lookup", {"type": "object", "properties": {"id": {"$ref": "#/$defs/id"}}})
+        )
+    assert raised.value.violations == (
+        "lookup.parameters.properties.id.$ref is not a supported keyword (subset: type/oneOf/properties/"
+        "required/additionalProperties/items/enum/const, minimum/maximum/exclusiveMinimum/exclusiveMaximum/"
+        "multipleOf, minLength/maxLength, minItems/maxItems/uniqueItems + annotations)",
+    )
+
+
+async def test_a_raw_definition_registers_once_its_schema_is_normalized() -> None:
+    from toolrt.schema import normalize_schema
+
+    fixed = normalize_schema(BFCL_PLACE_ORDER)
+    runtime = ToolRuntime()
+    runtime.register(raw_definition("place_order", fixed.schema))
+    parameters = runtime.schemas()[0]["parameters"]
+    assert parameters["type"] == "object"
+    assert parameters["properties"]["price"]["type"] == "number"
+    # Raw tools own their input (S-DSL6): the runtime still does not validate their arguments.
+    assert (await runtime.call("place_order", {})).value == "placed"
+
+
+async def test_define_tool_with_a_raw_input_schema_validates_the_arguments() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "symbol": {"type": "string", "minLength": 1},
+            "amount": {"type": "integer", "minimum": 1},
+        },
+        "required": ["symbol", "amount"],
+    }
+    order = define_tool(
+        name="place_order",
+        description="Place an order.",
+        input_schema=schema,
+        output={"schema": {"type": "string"}},
+        execute=lambda args, ctx: f"{args['amount']} {args['symbol']}",
+    )
+    assert order.parameters == schema
+    assert order.parameters is not schema  # a frozen copy: later edits of the caller's dict cannot reach it
+    runtime = ToolRuntime()
+    runtime.register(order)
+    assert (await runtime.call("place_order", {"symbol": "NVDA", "amount": 2})).value == "2 NVDA"
+    bad = await runtime.call("place_order", {"symbol": "", "amount": 0})
+    assert isinstance(bad, ToolFailure)
+    assert bad.error.info == ToolErrorInfo("ToolArgsError", "INVALID_ARGS")
+    assert bad.error.message == (
+        'invalid arguments: "symbol" must be at least 1 character long (got 0); "amount" must be >= 1 (got 0)'
+    )
+
+
+async def test_define_tool_normalize_rewrites_a_catalogue_schema_and_warns_with_every_change() -> None:
+    from toolrt.schema import SchemaNormalizedWarning
+
+    with pytest.warns(SchemaNormalizedWarning) as caught:
+        order = define_tool(
+            name="place_order",
+            description="Place an order.",
+            input_schema=BFCL_PLACE_ORDER,
+            normalize=True,
+            output={"schema": {"type": "string"}},
+            execute=lambda args, ctx: "placed",
+        )
+    warning = caught[0].message
+    assert isinstance(warning, SchemaNormalizedWarning)
+    assert warning.changes == (
+        'input_schema.type: "dict" -> "object"',
+        'input_schema.properties.price.type: "float" -> "number"',
+    )
+    assert str(warning) == (
+        'define_tool(place_order): input_schema normalized: input_schema.type: "dict" -> "object"; '
+        'input_schema.properties.price.type: "float" -> "number"'
+    )
+    assert caught[0].filename == __file__  # it points at the define_tool(...) call
+    runtime = ToolRuntime()
+    runtime.register(order)
+    result = await runtime.call(
+        "place_order", {"order_type": "Hold", "symbol": "X", "price": "1", "amount": 1}
+    )
+    assert result.content[0]["text"] == (
+        'Error: invalid arguments: "order_type" must be one of ["Buy","Sell"]; "price" must be a number'
+    )
+
+
+def test_define_tool_refuses_a_dialect_without_normalize_and_bad_combinations() -> None:
+    with pytest.raises(JsonSchemaError) as raised:
+        define_tool(
+            name="place_order",
+            description="",
+            input_schema=BFCL_PLACE_ORDER,
+            output={"schema": {"type": "string"}},
+            execute=lambda args, ctx: "",
+        )
+    assert raised.value.violations == (
+        "input_schema.type must be one of object/array/string/number/integer/boolean/null",
+    )
+    with pytest.raises(JsonSchemaError, match=r'input_schema.type must be "object"'):
+        define_tool(
+            name="t", description="", input_schema={"type": "string"}, output={"schema": {}}, execute=print
+        )
+    with pytest.raises(TypeError, match="exactly one of parameters"):
+        define_tool(name="t", description="", output={"schema": {}}, execute=print)
+    with pytest.raises(TypeError, match="exactly one of parameters"):
+        define_tool(
+            name="t",
+            description="",
+            parameters={},
+            input_schema={"type": "object"},
+            output={"schema": {}},
+            execute=print,
+        )
+    with pytest.raises(TypeError, match="normalize=True applies to input_schema only"):
+        define_tool(
+            name="t", description="", parameters={}, normalize=True, output={"schema": {}}, execute=print
+        )
+
+
+async def test_dsl_bounds_reach_the_schema_and_are_enforced() -> None:
+    """Decision 0011: the DSL passes the bound keywords through to the raw subset."""
+    tool = define_tool(
+        name="buy",
+        description="",
+        parameters={
+            "qty": {"type": "integer", "required": True, "exclusiveMinimum": 0, "maximum": 100},
+            "tags": {"type": "array", "items": {"type": "string", "maxLength": 8}, "uniqueItems": True},
+        },
+        output={"schema": {"type": "string"}},
+        execute=lambda args, ctx: "ok",
+    )
+    assert tool.parameters["properties"]["qty"] == {"type": "integer", "exclusiveMinimum": 0, "maximum": 100}
+    runtime = ToolRuntime()
+    runtime.register(tool)
+    result = await runtime.call("buy", {"qty": 0, "tags": ["a", "a"]})
+    assert result.content[0]["text"] == (
+        'Error: invalid arguments: "qty" must be > 0 (got 0); '
+        '"tags" must not contain duplicate items ([0] and [1] are equal)'
+    )
+    with pytest.raises(
+        JsonSchemaError, match=re.escape('schema.properties.qty.minLength is not supported on type "integer"')
+    ):
+        define_tool(
+            name="bad",
+            description="",
+            parameters={"qty": {"type": "integer", "minLength": 1}},
+            output={"schema": {}},
+            execute=print,
+        )
+
+
+def test_a_normalized_catalogue_schema_renders_its_real_arguments_in_the_sdk() -> None:
+    """Reported: BFCL's "dict" schemas reached the SDK, and every method rendered as Any -> Any."""
+    from toolrt.codemode._sdk_python import render_tools_sdk_py
+    from toolrt.codemode._sdk_tool import SdkTool
+    from toolrt.schema import SchemaNormalizedWarning
+
+    with pytest.warns(SchemaNormalizedWarning):
+        order = define_tool(
+            name="place_order",
+            description="Place an order.",
+            input_schema=BFCL_PLACE_ORDER,
+            normalize=True,
+            output={"schema": {"type": "string"}},
+            execute=lambda args, ctx: "placed",
+        )
+    sdk = render_tools_sdk_py([SdkTool(order.name, order.description, order.parameters, order.output.schema)])
+    assert "    price: float" in sdk
+    assert "    amount: int" in sdk
+    assert "async def place_order(self, args: PlaceOrderArgs) -> str:" in sdk
+    assert "args: Any" not in sdk

@@ -193,13 +193,17 @@ def test_rejects_schema_projection_when_a_raw_registration_is_not_lossless_json(
         runtime.schemas(runtime.scope("agent"))
 
 
-async def test_raw_parameters_are_not_validated_at_registration() -> None:
-    """R2: ``parameters`` are NOT validated at registration (raw tools own their input schema)."""
+async def test_raw_parameters_outside_the_subset_are_refused_at_registration() -> None:
+    """J8 (toolrt's change to R2): raw ``parameters`` outside the subset are refused when the tool is
+    registered, naming the path and the keyword, and nothing is registered; arguments of a raw tool
+    whose schema is inside the subset are still not validated (S-DSL6)."""
     runtime = ToolRuntime(code_runtime=FakeRuntime())
-    runtime.register(raw_tool("odd", parameters={"type": "object", "anyOf": [{"pattern": "x"}]}))
+    with pytest.raises(JsonSchemaError, match=r"odd\.parameters.*anyOf"):
+        runtime.register(raw_tool("odd", parameters={"type": "object", "anyOf": [{"pattern": "x"}]}))
+    assert names(runtime.schemas()) == []
 
-    assert names(runtime.schemas()) == ["odd"]
-    assert (await runtime.call("odd")).value == "ran:odd"
+    runtime.register(raw_tool("loose", parameters={"type": "object"}))
+    assert (await runtime.call("loose", {"anything": 1})).value == "ran:loose"
 
 
 # --- registration checks --------------------------------------------------------------------------

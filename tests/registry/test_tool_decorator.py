@@ -472,3 +472,74 @@ async def test_dataclass_fields_and_dict_values_are_plain_and_the_snapshot_stays
     assert counts == {"a": 2} and type(counts) is dict and type(counts["a"]) is int
     bag.items.append("y")
     assert args["bag"]["items"] == ["x"]
+
+
+# --- issue 13 item 3, issue 12 item 5: argument conversions fail with a path, in toolrt's words ------
+
+
+class Booking(pydantic.BaseModel):
+    nights: int = pydantic.Field(ge=1, le=30)
+    guests: list[str] = pydantic.Field(min_length=1)
+
+    @pydantic.model_validator(mode="after")
+    def enough_rooms(self) -> "Booking":
+        if len(self.guests) > 2 * self.nights:
+            raise ValueError("too many guests for the nights booked")
+        return self
+
+
+async def test_pydantic_constraints_become_keywords_and_pydantic_errors_read_as_invalid_args() -> None:
+    """Reported: a value breaking gt=0/max_length came back as raw pydantic text with a docs URL."""
+
+    @tool
+    def book(booking: Booking) -> str:
+        return f"{booking.nights} nights"
+
+    properties = book.parameters["properties"]["booking"]["properties"]
+    assert properties["nights"] == {"type": "integer", "minimum": 1, "maximum": 30}
+    assert properties["guests"] == {"type": "array", "items": {"type": "string"}, "minItems": 1}
+    runtime = ToolRuntime()
+    runtime.register(book)
+
+    # The keywords are enforced by toolrt's validator before pydantic sees the value...
+    bounds = await runtime.call("book", {"booking": {"nights": 0, "guests": []}})
+    assert bounds.content[0]["text"] == (
+        'Error: invalid arguments: "booking.nights" must be >= 1 (got 0); '
+        '"booking.guests" must have at least 1 item (got 0)'
+    )
+    # ...and what only pydantic knows (a model validator) comes back at the model's path.
+    crowded = await runtime.call("book", {"booking": {"nights": 1, "guests": ["a", "b", "c"]}})
+    assert crowded.content[0]["text"] == (
+        'Error: invalid arguments: "booking" is invalid: Value error, too many guests for the nights booked'
+    )
+    assert (await runtime.call("book", {"booking": {"nights": 2, "guests": ["a"]}})).value == "2 nights"
+
+
+async def test_a_malformed_formatted_string_inside_a_dataclass_names_its_path() -> None:
+    import datetime
+
+    @dataclasses.dataclass
+    class Slot:
+        start: datetime.datetime
+        end: datetime.datetime
+
+    seen: list[Any] = []
+
+    @tool
+    def reserve(slots: list[Slot]) -> str:
+        seen.append(slots)
+        return "ok"
+
+    slot = reserve.parameters["properties"]["slots"]["items"]
+    assert slot["properties"]["start"] == {"type": "string", "format": "date-time"}
+    runtime = ToolRuntime()
+    runtime.register(reserve)
+    good = {"start": "2026-12-02T09:00:00+01:00", "end": "2026-12-02T10:00:00+01:00"}
+    result = await runtime.call("reserve", {"slots": [good, {**good, "end": "10am"}]})
+    assert result.content[0]["text"] == (
+        'Error: invalid arguments: "slots[1].end" must be an ISO 8601 date-time '
+        '(format "date-time", e.g. "2026-12-02T09:30:00+00:00"), got "10am"'
+    )
+    assert seen == []  # the body never ran
+    assert (await runtime.call("reserve", {"slots": [good]})).value == "ok"
+    assert seen[0][0].start == datetime.datetime.fromisoformat(good["start"])

@@ -1058,3 +1058,99 @@ import atexit
 atexit.register(forged)
 return "done"
 """
+
+# --- issue 12: the host-side weaknesses a security review reproduced ---------------------------------
+
+DISK_UNREADABLE_DIR = """
+import time
+os.mkdir("hidden")
+held = [open(f"hidden/part{i}", "wb") for i in range(8)]
+directory = os.open("hidden", os.O_RDONLY)
+os.fchmod(directory, int("$mode", 8))  # 300: the program can still add files; 000: only the open ones
+written = 0
+for _ in range(6):  # 48 MiB in all, 6 MiB a file: under RLIMIT_FSIZE (the quota), so only the poll can stop it
+    for f in held:
+        f.write(b"x" * (1 << 20))
+        f.flush()
+        written += 1 << 20
+    time.sleep(0.05)
+time.sleep(2.0)
+return ["finished", written]
+"""
+
+LOCKS_LEASES_OWNERS = """
+import fcntl, signal, socket, struct, time
+RDLCK = struct.pack("hhqqi", fcntl.F_RDLCK, 0, 0, 0, 0)
+WRLCK = struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0, 0, 0)
+with open("mine", "w") as f:
+    f.write("a file this uid owns")
+mine = os.open("mine", os.O_RDONLY)
+shared = os.open(os.__file__, os.O_RDONLY)  # the standard library: every concurrent run can open it
+attempt("lease:F_SETLEASE", fcntl.fcntl, mine, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+attempt("notify:F_NOTIFY", fcntl.fcntl, os.open(".", os.O_RDONLY), fcntl.F_NOTIFY,
+        fcntl.DN_MODIFY | fcntl.DN_CREATE | fcntl.DN_MULTISHOT)
+attempt("lock:flock", fcntl.flock, shared, fcntl.LOCK_SH | fcntl.LOCK_NB)
+attempt("lock:F_SETLK", fcntl.fcntl, shared, fcntl.F_SETLK, RDLCK)
+attempt("lock:F_OFD_SETLK", fcntl.fcntl, shared, 37, RDLCK)
+attempt("lock:F_GETLK", fcntl.fcntl, shared, fcntl.F_GETLK, WRLCK)
+attempt("lock:F_OFD_GETLK", fcntl.fcntl, shared, 36, WRLCK)
+attempt("lock:lockf", fcntl.lockf, mine, fcntl.LOCK_SH | fcntl.LOCK_NB)
+a, b = socket.socketpair()
+attempt("owner:F_SETOWN", fcntl.fcntl, a.fileno(), fcntl.F_SETOWN, $host_pid)
+attempt("owner:F_SETOWN_EX", fcntl.fcntl, a.fileno(), 15, struct.pack("ii", 1, $host_pid))
+attempt("owner:F_SETSIG", fcntl.fcntl, a.fileno(), 10, signal.SIGURG)
+attempt("owner:pgrp", fcntl.fcntl, a.fileno(), fcntl.F_SETOWN, -$host_pgid)
+attempt("async", fcntl.fcntl, a.fileno(), fcntl.F_SETFL, os.O_ASYNC | os.O_NONBLOCK)
+attempt("pipe:F_SETPIPE_SZ", lambda: fcntl.fcntl(os.pipe()[0], 1031, 1 << 20))
+attempt("ok:F_GETFL", fcntl.fcntl, mine, fcntl.F_GETFL)
+attempt("ok:F_DUPFD_CLOEXEC", fcntl.fcntl, mine, fcntl.F_DUPFD_CLOEXEC, 0)
+b.send(b"x")  # SIGIO (as SIGURG) to the owner, were one set
+time.sleep(0.5)  # every lock is held while the host's watcher looks at /proc/locks
+return R
+"""
+
+IOCTL_HOST_NETWORK = """
+import array, fcntl, socket, struct
+def ifconf(fd):
+    buffer = array.array("B", bytes(40 * 64))
+    address, _ = buffer.buffer_info()
+    size = struct.unpack("iL", fcntl.ioctl(fd, 0x8912, struct.pack("iL", len(buffer), address)))[0]  # SIOCGIFCONF
+    return buffer.tobytes()[:size].decode("latin-1")
+def ifaddr(fd, index):
+    name = ["eth0", "ens3", "ens4", "ens5", "enp0s3", "wlan0", "docker0", "eth1"][index]
+    reply = fcntl.ioctl(fd, 0x8915, struct.pack("16s24x", name.encode()))  # SIOCGIFADDR
+    return socket.inet_ntoa(reply[20:24])
+a, b = socket.socketpair()
+for label, fd in [("frame-fd", 3), ("socketpair", a.fileno())]:
+    attempt("ifconf:" + label, ifconf, fd)
+    for index in range(8):
+        attempt(f"ifaddr:{label}:{index}", ifaddr, fd, index)
+    attempt("ifname:" + label, lambda fd=fd: fcntl.ioctl(fd, 0x8910, struct.pack("16si20x", b"", 2)))  # SIOCGIFNAME
+attempt("ok:FIONREAD", fcntl.ioctl, a.fileno(), 0x541B, bytes(4))
+attempt("ok:isatty", os.isatty, 1)
+return R
+"""
+
+THREAD_HOG = """
+import threading, time
+started = 0
+try:
+    for _ in range(500):
+        threading.Thread(target=time.sleep, args=(4,), daemon=True).start()
+        started += 1
+except RuntimeError:
+    pass
+time.sleep(3.0)
+return ["hog", started]
+"""
+
+THREAD_BENIGN = """
+import threading, time
+time.sleep(1.0)  # the hog has taken all it can by now
+threads = [threading.Thread(target=time.sleep, args=(0.2,)) for _ in range(20)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+return "benign ok"
+"""

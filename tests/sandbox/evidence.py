@@ -33,6 +33,7 @@ self-test of the harness (``test_the_evidence_detects_an_escape``) can tell whic
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import secrets
@@ -41,6 +42,7 @@ import shutil
 import signal
 import socket
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -321,8 +323,43 @@ class _Seen:
     cwd_seen: bool = False
     """First seen as a copy of its host parent (same comm): mid-exec, so one comm change is expected."""
     ns: dict[str, str] = field(default_factory=dict)
+    user_ns_fixed: bool = False
+    """Whether ``ns["user"]`` is the one of the first confined sample (see _sample_namespaces)."""
     as_limited: bool = False
     cpu_limited: bool = False
+
+
+def _lock_lines() -> list[str]:
+    """``/proc/locks`` without the ordinals (they shift) and waiter arrows:
+    ``"POSIX ADVISORY READ <pid> <dev:inode> 0 EOF"``."""
+    out: list[str] = []
+    for line in (_read("/proc/locks") or "").splitlines():
+        parts = line.split()[1:]
+        if parts[:1] == ["->"]:
+            parts = parts[1:]
+        if parts:
+            out.append(" ".join(parts))
+    return out
+
+
+def host_interfaces() -> dict[str, str]:
+    """The host's network interfaces (SIOCGIFCONF, as the review's program read them): name ->
+    IPv4 address, loopback left out (every namespace has one)."""
+    import fcntl  # Linux-only, like the whole suite
+
+    entry = 40  # struct ifreq on LP64
+    buffer = bytearray(entry * 64)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        address = ctypes.addressof((ctypes.c_char * len(buffer)).from_buffer(buffer))
+        packed = fcntl.ioctl(sock.fileno(), 0x8912, struct.pack("iL", len(buffer), address))  # SIOCGIFCONF
+        size = struct.unpack("iL", packed)[0]
+    out: dict[str, str] = {}
+    for offset in range(0, size, entry):
+        name = bytes(buffer[offset : offset + 16]).split(b"\0", 1)[0].decode()
+        ip = socket.inet_ntoa(bytes(buffer[offset + 20 : offset + 24]))
+        if name != "lo" and not ip.startswith("127."):
+            out[name] = ip
+    return out
 
 
 class TreeWatcher:
@@ -338,6 +375,7 @@ class TreeWatcher:
         count_cwd: bool = False,
         watch_keys: bool = False,
         watch_files: Iterable[Path] = (),
+        watch_locks: bool = False,
     ) -> None:
         self.roots = {os.getpid()}
         self.host_pids = {os.getpid()}
@@ -349,6 +387,10 @@ class TreeWatcher:
         self.count_cwd = count_cwd
         self.watch_keys = watch_keys
         self.watch_files = list(watch_files)
+        self.watch_locks = watch_locks
+        self._locks_baseline = set(_lock_lines()) if watch_locks else set()
+        self.locks_seen: list[str] = []
+        """New ``/proc/locks`` entries of the program's processes (and unowned OFD locks)."""
         self.violations: list[tuple[str, str]] = []
         self.unobservable: set[str] = set()
         """What ``/proc`` did not let the host see, e.g. "fds" of a confined (non-dumpable) child."""
@@ -450,8 +492,23 @@ class TreeWatcher:
                     self._violate("watcher-keys", f"kernel keys of uid {uid} grew {before} -> {keys}")
         with self._lock:
             hosts = set(self.host_pids)
-        for pid in self._descendants():
+        descendants = self._descendants()
+        for pid in descendants:
             self._sample_process(pid, hosts)
+        if self.watch_locks:
+            self._sample_locks({str(pid) for pid in [*descendants, *self.program_pids]})
+
+    def _sample_locks(self, program: set[str]) -> None:
+        """Leases, flock and record locks the program holds, as the kernel lists them: an OFD lock
+        lists no pid (``-1``), so every new one counts (the watcher runs for one attack only)."""
+        for line in _lock_lines():
+            if line in self._locks_baseline:
+                continue
+            parts = line.split()
+            if len(parts) >= 4 and (parts[3] in program or parts[3] == "-1"):
+                if line not in self.locks_seen:
+                    self.locks_seen.append(line)
+                self._violate("watcher-locks", f"the program holds a lock the host can see: {line}")
 
     @staticmethod
     def _key_users() -> dict[str, int]:
@@ -577,6 +634,14 @@ class TreeWatcher:
             except OSError:
                 self.unobservable.add("namespaces")
                 return
+            if kind == "user" and not seen.user_ns_fixed:
+                seen.user_ns_fixed = seen.confined
+                # The landlock child moves into a user namespace of its own while it confines itself
+                # (its RLIMIT_NPROC then counts that run only), before any program code runs: the
+                # user namespace counts from the process's first confined sample on. Every other
+                # namespace counts from the first sample.
+                seen.ns[kind] = target
+                continue
             before = seen.ns.setdefault(kind, target)
             if before != target:
                 self._violate("watcher-ns", f"pid {pid} changed its {kind} namespace ({before} -> {target})")

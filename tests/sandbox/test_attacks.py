@@ -46,7 +46,16 @@ from typing import Any
 
 import attack_programs as P
 import pytest
-from evidence import ENV_CANARY_NAME, IS_ROOT, Evidence, LaunchedResult, TreeWatcher, check, pid_alive
+from evidence import (
+    ENV_CANARY_NAME,
+    IS_ROOT,
+    Evidence,
+    LaunchedResult,
+    TreeWatcher,
+    check,
+    host_interfaces,
+    pid_alive,
+)
 
 from toolrt.codemode._code_runtime import (
     NO_VALUE,
@@ -368,6 +377,7 @@ async def execute(name: str, variant: Variant, request: pytest.FixtureRequest) -
         count_cwd=attack.count_cwd,
         watch_keys=attack.watch_keys,
         watch_files=[ev.secret, ev.victim],
+        watch_locks=attack.watch_locks,
     ).start()
     ctx = Ctx(variant, ev, watcher, Spy(ev), request, allowed_calls=set(attack.allowed_calls))
     failures: list[str] = []
@@ -400,6 +410,7 @@ class Attack:
     count_cwd: bool
     watch_keys: bool
     allowed_calls: tuple[str, ...]
+    watch_locks: bool = False
 
     def finding(self, variant: Variant) -> str | None:
         """The known weakness on this variant: keys are ``backend`` or ``backend:enforcement``."""
@@ -423,6 +434,7 @@ def attack(
     count_cwd: bool = False,
     watch_keys: bool = False,
     allowed_calls: tuple[str, ...] = (),
+    watch_locks: bool = False,
 ) -> Callable[[Callable[[Ctx], Awaitable[None]]], Callable[[Ctx], Awaitable[None]]]:
     """Register an attack. ``detect`` ("any"/"root"): the self-test runs it unconfined and expects one
     of ``tags`` to fire; ``known``: backend -> FINDING reason (strict xfail on that backend)."""
@@ -439,6 +451,7 @@ def attack(
             count_cwd,
             watch_keys,
             allowed_calls,
+            watch_locks,
         )
         return function
 
@@ -1186,6 +1199,104 @@ async def _del_bomb(ctx: Ctx) -> None:
         "time-bomb",
         f"{result.value!r} {result.error}",
     )
+
+
+# --- issue 12: host-side weaknesses a security review reproduced --------------------------------------
+
+
+@attack("fs-disk-fill-unreadable-dir", "6")
+async def _fs_unreadable_dir(ctx: Ctx) -> None:
+    """A directory the program makes unreadable to the host (it owns it; ``fchmod`` is allowed on an
+    fd Landlock opened) must stop the run, not hide its bytes from the disk poll. Root hosts read it
+    anyway; the unprivileged run is the one that found it (112 MiB past a 64 MiB quota)."""
+    quota = 8 << 20
+    rt = ctx.runtime(disk_bytes=quota)
+    results = await asyncio.gather(
+        *(
+            ctx.run(P.DISK_UNREADABLE_DIR, rt=rt, extra={"mode": mode}, wall_seconds=6, completes=False)
+            for mode in ("300", "000")
+        )
+    )
+    for result in results:
+        expect_kind(result, "disk-limit", tag="disk-unreadable")
+        check(
+            report_list(result)[:1] != ["finished"], "disk-unreadable", f"the fill completed: {result.value}"
+        )
+
+
+@attack(
+    "fd-leases-dnotify-locks-sigio-owner",
+    "5, 21, 23",
+    detect="any",
+    tags=("watcher-locks", "signal-host"),
+    watch_locks=True,
+)
+async def _locks(ctx: Ctx) -> None:
+    """``fcntl`` takes an allow-list of commands: no lease (it stalls a host writer), no dnotify
+    (inotify is denied too), no signal owner (SIGIO aimed at the host), and no locks at all, flock
+    included: a lock on a file every run can open is a channel between concurrent runs. Judged by
+    ``/proc/locks`` (the host's watcher) and the host's SIGURG counter; dnotify and F_SETPIPE_SZ
+    leave no trace outside the program, so its own report is the (secondary) check for them."""
+    result = await ctx.run(P.LOCKS_LEASES_OWNERS)
+    program_denied(result, "lease:", "notify:", "lock:", "owner:", "pipe:")
+    entries = report(result)
+    for name in ("ok:F_GETFL", "ok:F_DUPFD_CLOEXEC"):
+        check(
+            entries.get(name, ["err"])[:1] == ["ok"],
+            "program",
+            f"{name} must stay allowed: {entries.get(name)}",
+        )
+    print(f"locks[{ctx.variant.label}]: {ctx.watcher.locks_seen}")
+
+
+@attack("net-ioctl-host-interfaces", "11, 16", detect="any", tags=("leak-interfaces",))
+async def _ioctl(ctx: Ctx) -> None:
+    """``ioctl(SIOCGIFCONF)`` on the frame fd (or any socket: a socketpair lives in the same network
+    namespace) listed the host's interfaces and addresses. The host knows its own: none may appear
+    in the result. Only the requests CPython makes are allowed (FIONREAD, isatty's TCGETS...)."""
+    result = await ctx.run(P.IOCTL_HOST_NETWORK)
+    host = host_interfaces()
+    if not host:
+        print(
+            "net-ioctl-host-interfaces: the host has no interface besides loopback; only the program's report"
+        )
+    text = ctx.ev.result_text(result)
+    leaked = sorted(f"{name}={ip}" for name, ip in host.items() if ip in text or name in text)
+    check(not leaked, "leak-interfaces", f"the program read the host's interfaces: {leaked}")
+    program_denied(result, "ifconf:", "ifaddr:", "ifname:")
+    entries = report(result)
+    check(
+        entries.get("ok:FIONREAD", ["err"])[:1] == ["ok"],
+        "program",
+        f"FIONREAD: {entries.get('ok:FIONREAD')}",
+    )
+
+
+@attack("threads-concurrent-runs-keep-their-budgets", "19, 28")
+async def _thread_budgets(ctx: Ctx) -> None:
+    """One run holding every thread its budget allows must not starve a concurrent run of the same
+    runtime (same uid): RLIMIT_NPROC is counted per uid, so each run counts in a user namespace of
+    its own. Judged by the benign run's outcome, which the host wrote, and the hog's thread count."""
+    hog, benign = await asyncio.gather(
+        ctx.run(P.THREAD_HOG, wall_seconds=8, completes=False),
+        ctx.run(P.THREAD_BENIGN, wall_seconds=8, completes=False),
+    )
+    print(
+        f"thread budgets[{ctx.variant.label}]: hog {hog.value!r} {kind(hog)}, peak {ctx.watcher.max_threads}"
+    )
+    check(ctx.watcher.max_threads <= 200, "threads", f"the hog reached {ctx.watcher.max_threads} threads")
+    notes = [note for result in (hog, benign) for note in result.meta.get("isolation", {}).get("notes", [])]
+    shared = [note for note in notes if note.startswith("process-budget: shared")]
+    if shared:
+        # The documented fallback of a host that refuses user namespaces: the weakness is real
+        # there, and the report must say so (the rest of the evidence is still checked).
+        print(f"thread budgets[{ctx.variant.label}]: fallback in effect: {shared[0]}")
+        return
+    check(benign.value == "benign ok", "thread-starved", f"the concurrent run failed: {benign.error}")
+
+
+def report_list(result: Any) -> list[Any]:
+    return result.value if isinstance(result.value, list) else []
 
 
 # --- the tests ----------------------------------------------------------------------------------------

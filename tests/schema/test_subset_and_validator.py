@@ -39,7 +39,9 @@ from toolrt.schema import _validator as validator_module
 
 UNKNOWN = (
     " is not a supported keyword"
-    " (subset: type/oneOf/properties/required/additionalProperties/items/enum/const + annotations)"
+    " (subset: type/oneOf/properties/required/additionalProperties/items/enum/const,"
+    " minimum/maximum/exclusiveMinimum/exclusiveMaximum/multipleOf, minLength/maxLength,"
+    " minItems/maxItems/uniqueItems + annotations)"
 )
 
 
@@ -176,7 +178,8 @@ def test_enforces_one_of_vocabulary_and_its_minimum_branch_count() -> None:
 
 
 def test_rejects_unknown_and_misplaced_keywords_without_accepted_then_ignored_behavior() -> None:
-    for keyword in ["anyOf", "allOf", "not", "pattern", "minimum", "maxLength", "$ref"]:
+    # minimum/maxLength joined the subset (decision 0011); these keywords stay outside it.
+    for keyword in ["anyOf", "allOf", "not", "pattern", "minProperties", "contains", "$ref"]:
         assert violations_of({"type": "object", keyword: []}) == [f"schema.{keyword}{UNKNOWN}"]
     assert violations_of({"type": "object", "items": {}}) == [
         'schema.items is not supported on type "object"'
@@ -219,7 +222,7 @@ def test_reports_every_independent_schema_violation() -> None:
     ) == [
         f"schema.pattern{UNKNOWN}",
         "schema.properties.a.type must be one of object/array/string/number/integer/boolean/null",
-        f"schema.properties.b.minimum{UNKNOWN}",
+        'schema.properties.b.minimum is not supported on type "string"',
     ]
 
 
@@ -863,3 +866,118 @@ def test_undeclared_values_are_validated_against_additional_properties_at_their_
     assert validator.validate(path="", value={"name": 1}) == ['"name" must be a string']
     # Undeclared values covered by the schema are still lossless-checked.
     assert validator.validate(path="", value={"a": {"b": float("nan")}}) == ['"a.b" must be an integer']
+
+
+# --- decision 0011: bounds and format --------------------------------------------------------------
+
+
+def test_bound_keywords_are_accepted_on_their_own_types_only() -> None:
+    assert_supported_json_schema(
+        {
+            "type": "object",
+            "properties": {
+                "n": {"type": "number", "minimum": 0, "exclusiveMaximum": 1.5, "multipleOf": 0.5},
+                "i": {"type": "integer", "maximum": 10, "exclusiveMinimum": -1},
+                "s": {"type": "string", "minLength": 1, "maxLength": 2.0, "format": "date-time"},
+                "a": {"type": "array", "minItems": 0, "maxItems": 3, "uniqueItems": True},
+            },
+        }
+    )
+    assert violations_of({"type": "string", "minimum": 1, "minItems": 1}) == [
+        'schema.minimum is not supported on type "string"',
+        'schema.minItems is not supported on type "string"',
+    ]
+    assert violations_of({"type": "integer", "maxLength": 1, "uniqueItems": True}) == [
+        'schema.maxLength is not supported on type "integer"',
+        'schema.uniqueItems is not supported on type "integer"',
+    ]
+    assert violations_of({"minimum": 1}) == ["schema.minimum requires type or oneOf"]
+    assert violations_of({"oneOf": [{"type": "string"}, {"type": "null"}], "maxLength": 1}) == [
+        "schema.maxLength is not supported beside oneOf"
+    ]
+
+
+def test_bound_keyword_values_are_checked() -> None:
+    assert violations_of(
+        {"type": "number", "minimum": "1", "maximum": math.inf, "exclusiveMinimum": True, "multipleOf": 0}
+    ) == [
+        "schema.minimum must be a finite JSON number",
+        "schema.maximum must be a finite JSON number",
+        "schema.exclusiveMinimum must be a finite JSON number",
+        "schema.multipleOf must be a number greater than 0",
+    ]
+    assert violations_of({"type": "string", "minLength": -1, "maxLength": 1.5}) == [
+        "schema.minLength must be a non-negative integer",
+        "schema.maxLength must be a non-negative integer",
+    ]
+    assert violations_of({"type": "array", "maxItems": "3", "uniqueItems": 1}) == [
+        "schema.maxItems must be a non-negative integer",
+        "schema.uniqueItems must be a boolean",
+    ]
+    assert violations_of({"type": "string", "format": 3}) == ["schema.format must be a string"]
+
+
+@pytest.mark.parametrize(
+    ("schema", "value", "expected"),
+    [
+        ({"type": "integer", "minimum": 1}, 0, ['"value" must be >= 1 (got 0)']),
+        ({"type": "integer", "minimum": 1}, 1, []),
+        ({"type": "number", "exclusiveMinimum": 0}, 0, ['"value" must be > 0 (got 0)']),
+        ({"type": "number", "exclusiveMinimum": 0}, 1e-9, []),
+        ({"type": "number", "maximum": 1.5}, 1.75, ['"value" must be <= 1.5 (got 1.75)']),
+        ({"type": "number", "exclusiveMaximum": 2}, 2.0, ['"value" must be < 2 (got 2)']),
+        ({"type": "integer", "multipleOf": 3}, 7, ['"value" must be a multiple of 3 (got 7)']),
+        ({"type": "number", "multipleOf": 0.0001}, 0.0075, []),
+        ({"type": "number", "multipleOf": 0.5}, 1e308, []),
+        ({"type": "string", "minLength": 2}, "a", ['"value" must be at least 2 characters long (got 1)']),
+        ({"type": "string", "maxLength": 1}, "ab", ['"value" must be at most 1 character long (got 2)']),
+        # Code points, as JSON Schema counts: one emoji is one character (two UTF-16 units in JS).
+        ({"type": "string", "maxLength": 1}, "\U0001f600", []),
+        ({"type": "array", "minItems": 1}, [], ['"value" must have at least 1 item (got 0)']),
+        ({"type": "array", "maxItems": 2}, [1, 2, 3], ['"value" must have at most 2 items (got 3)']),
+        (
+            {"type": "array", "uniqueItems": True},
+            [{"a": [1]}, 0, {"a": [1.0]}],
+            ['"value" must not contain duplicate items ([0] and [2] are equal)'],
+        ),
+        ({"type": "array", "uniqueItems": True}, [1, True, "1", [1], {"1": 1}, None, False, 0], []),
+        # The bounds come after the type and the literals, and the first failing one is reported.
+        ({"type": "integer", "minimum": 5, "maximum": 1}, 3, ['"value" must be >= 5 (got 3)']),
+        ({"type": "integer", "minimum": 5}, "x", ['"value" must be an integer']),
+        ({"type": "integer", "enum": [1, 9], "maximum": 5}, 9, ['"value" must be <= 5 (got 9)']),
+        ({"type": "string", "format": "date-time"}, "not a date", []),  # an annotation, as in 2020-12
+    ],
+)
+def test_the_validator_enforces_every_bound_with_a_path_and_the_value(
+    schema: dict[str, Any], value: object, expected: list[str]
+) -> None:
+    assert compile_validator(schema).validate(value) == expected
+
+
+def test_bounds_are_enforced_below_the_fast_paths() -> None:
+    # Property and item scalars normally skip the per-node check for exact types; bounds must not.
+    schema = {
+        "type": "object",
+        "properties": {
+            "qty": {"type": "integer", "exclusiveMinimum": 0},
+            "tags": {"type": "array", "items": {"type": "string", "maxLength": 3}, "maxItems": 2},
+            "by_name": {"type": "object", "additionalProperties": {"type": "number", "maximum": 1}},
+            "either": {"oneOf": [{"type": "string", "minLength": 2}, {"type": "null"}]},
+        },
+    }
+    assert compile_validator(schema).validate(
+        {"qty": -1, "tags": ["abcd", "ok", "x"], "by_name": {"a": 2}, "either": "x"}, ""
+    ) == [
+        '"qty" must be > 0 (got -1)',
+        '"tags" must have at most 2 items (got 3)',
+        '"tags[0]" must be at most 3 characters long (got 4)',
+        '"by_name.a" must be <= 1 (got 2)',
+        '"either" must match exactly one oneOf branch (matched 0)',
+    ]
+
+
+def test_unique_items_compares_deep_values_without_recursion() -> None:
+    deep: Any = 1
+    for _ in range(50_000):
+        deep = [deep]
+    assert compile_validator({"type": "array", "uniqueItems": True}).validate([deep, 2]) == []

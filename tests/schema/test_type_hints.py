@@ -11,7 +11,9 @@ test function, which string annotations could not resolve.
 """
 
 import dataclasses
+import decimal
 import enum
+import math
 import sys
 import typing
 from collections.abc import Awaitable, Coroutine, Mapping, Sequence
@@ -343,14 +345,46 @@ def test_nested_arrays() -> None:
     check(schema, [[["a", None]]], [[["a", 1]]])
 
 
-@pytest.mark.parametrize("hint", [tuple[int, str], tuple[int], tuple[()]])
-def test_fixed_length_tuples_fail(hint: Any) -> None:
-    fails(hint, "fixed-length tuple", "prefixItems")
+@pytest.mark.parametrize("hint", [tuple[int, str], tuple[str, str, int]])
+def test_fixed_length_tuples_of_different_item_types_fail(hint: Any) -> None:
+    fails(hint, "fixed-length tuple", "different types", "prefixItems", "TypedDict")
 
 
-@pytest.mark.parametrize("hint", [set[int], frozenset[str], bytes, complex])
+def test_fixed_length_tuples_of_one_item_type_have_an_exact_size() -> None:
+    # Decision 0011: minItems/maxItems say what prefixItems would, when every item has one type.
+    schema = prop(tuple[float, float])
+    assert schema == {"type": "array", "items": NUM, "minItems": 2, "maxItems": 2}
+    check(schema, [[1, 2.5]], [[1], [1, 2, 3], ["a", 1]])
+    assert prop(tuple[int]) == {"type": "array", "items": INT, "minItems": 1, "maxItems": 1}
+    assert prop(tuple[()]) == {"type": "array", "minItems": 0, "maxItems": 0}
+
+
+@pytest.mark.parametrize("hint", [set[int], frozenset[str]])
+def test_sets_are_arrays_of_unique_items(hint: Any) -> None:
+    schema = prop(hint)
+    item = INT if hint == set[int] else STR
+    assert schema == {"type": "array", "items": item, "uniqueItems": True}
+
+
+@pytest.mark.parametrize(
+    ("hint", "fragment"),
+    [
+        (set[list[int]], "set items must be hashable scalars"),
+        (set[int | bool], "True and 1 as one item"),
+        (set, "name the item type"),
+    ],
+)
+def test_sets_that_python_cannot_hold_faithfully_fail(hint: Any, fragment: str) -> None:
+    fails(hint, fragment)
+
+
+@pytest.mark.parametrize("hint", [bytes, complex, bytearray])
 def test_other_collections_and_types_fail(hint: Any) -> None:
-    fails(hint, "cannot be expressed in the supported JSON Schema subset")
+    fails(
+        hint,
+        "cannot be expressed in the supported JSON Schema subset",
+        "datetime/date/time/UUID/Path/Decimal",
+    )
 
 
 # --- open objects -------------------------------------------------------------------------------------
@@ -626,14 +660,15 @@ def test_pydantic_model_walks_model_fields() -> None:
         "type": "object",
         "properties": {
             "text": {"type": "string", "description": "What to search for"},
-            "maxResults": {"type": "integer", "default": 10},
+            # Field(gt=0) reaches the model as a keyword (decision 0011).
+            "maxResults": {"type": "integer", "exclusiveMinimum": 0, "default": 10},
             "inner": {
                 "type": "object",
                 "description": "Inner model.",
                 "properties": {"flag": {"type": "boolean", "default": False}},
                 "additionalProperties": False,
             },
-            "scores": {"type": "array", "items": NUM, "default": []},
+            "scores": {"type": "array", "items": {**NUM, "minimum": 0}, "default": []},
         },
         "required": ["text", "inner"],
         "additionalProperties": False,
@@ -668,13 +703,29 @@ Category.model_rebuild()
 
 
 def test_pydantic_field_with_unsupported_type_fails_with_path() -> None:
-    import datetime
-
     class Event(pydantic.BaseModel):
-        at: datetime.datetime
+        payload: bytes
 
-    message = fails(Event, "datetime cannot be expressed")
-    assert "(at x.at)" in message
+    message = fails(Event, "bytes cannot be expressed")
+    assert "(at x.payload)" in message
+
+
+def test_pydantic_constraints_without_a_keyword_become_description_text() -> None:
+    class Login(pydantic.BaseModel):
+        user: str = pydantic.Field(description="The user name", pattern="^[a-z]+$", max_length=8)
+        pin: decimal.Decimal = pydantic.Field(max_digits=4)
+
+    schema = prop(Login)
+    assert schema["properties"]["user"] == {
+        "type": "string",
+        "maxLength": 8,
+        "description": "The user name Must match the regular expression ^[a-z]+$.",
+    }
+    assert schema["properties"]["pin"] == {
+        "type": "string",
+        "format": "decimal",
+        "description": "Constraint: max_digits=4.",
+    }
 
 
 # --- Annotated ----------------------------------------------------------------------------------------
@@ -698,15 +749,48 @@ def test_annotated_description_on_oneof_and_any() -> None:
 
 
 @pytest.mark.parametrize(
-    "hint",
+    ("hint", "expected"),
     [
-        Annotated[int, pydantic.Field(gt=0)],
-        Annotated[str, annotated_types.MaxLen(3)],
-        list[Annotated[int, annotated_types.Ge(0)]],
+        (Annotated[int, pydantic.Field(gt=0)], {"type": "integer", "exclusiveMinimum": 0}),
+        (Annotated[str, annotated_types.MaxLen(3)], {"type": "string", "maxLength": 3}),
+        (list[Annotated[int, annotated_types.Ge(0)]], {"type": "array", "items": {**INT, "minimum": 0}}),
+        (
+            Annotated[list[str], annotated_types.Len(1, 3)],
+            {"type": "array", "items": STR, "minItems": 1, "maxItems": 3},
+        ),
+        (
+            Annotated[float, annotated_types.Interval(gt=0, le=1), annotated_types.MultipleOf(0.25)],
+            {"type": "number", "exclusiveMinimum": 0, "maximum": 1, "multipleOf": 0.25},
+        ),
+        (Annotated[int, annotated_types.Lt(5)], {"type": "integer", "exclusiveMaximum": 5}),
+        (
+            Annotated[int | None, annotated_types.Ge(1)],
+            {"oneOf": [{**INT, "minimum": 1}, NULL]},
+        ),
+        (
+            Annotated[str, pydantic.Field(pattern="^a", min_length=2)],
+            {"type": "string", "minLength": 2, "description": "Must match the regular expression ^a."},
+        ),
     ],
 )
-def test_unenforceable_constraints_outside_a_model_fail(hint: Any) -> None:
-    fails(hint, "would not enforce it")
+def test_constraints_outside_a_model_become_keywords(hint: Any, expected: dict[str, Any]) -> None:
+    assert prop(hint) == expected
+
+
+@pytest.mark.parametrize(
+    ("hint", "fragment"),
+    [
+        (Annotated[int, annotated_types.Predicate(lambda value: value % 2 == 0)], "no JSON Schema keyword"),
+        (Annotated[decimal.Decimal, pydantic.Field(max_digits=3)], "max_digits=3"),
+        (Annotated[str, annotated_types.Gt(0)], "applies to a number, not to this type"),
+        (Annotated[int, annotated_types.MaxLen(3)], "applies to a string or array"),
+        (Annotated[int, annotated_types.Gt(math.inf)], "must be a finite int or float"),
+        (Annotated[int, pydantic.Field(pattern="^a")], "a pattern needs a string"),
+        (Annotated[str, pydantic.Field(pattern="(")], "is not a valid regular expression"),
+    ],
+)
+def test_constraints_that_cannot_be_enforced_or_do_not_apply_fail(hint: Any, fragment: str) -> None:
+    fails(hint, fragment)
 
 
 # --- parameters ---------------------------------------------------------------------------------------
@@ -1016,3 +1100,28 @@ def test_string_annotations_under_future_import(tmp_path: Any, monkeypatch: pyte
     assert list(parameters["properties"]) == ["box", "strict"]
     assert output == {"oneOf": [box, NULL]}
     check(parameters, [{"box": {"size": 1, "options": {"name": "n"}}, "strict": {"must": "m"}}])
+
+
+def test_model_constraints_on_a_type_without_the_keyword_become_sentences() -> None:
+    # Inside a model pydantic enforces them; the model still reads them (decision 0011).
+    import datetime
+
+    class Price(pydantic.BaseModel):
+        amount: decimal.Decimal = pydantic.Field(gt=0)
+        since: datetime.date = pydantic.Field(ge=datetime.date(2020, 1, 1))
+        code: str = pydantic.Field(max_length=3, json_schema_extra={"x": 1})
+
+    properties = prop(Price)["properties"]
+    assert properties["amount"] == {"type": "string", "format": "decimal", "description": "Must be > 0."}
+    assert properties["since"] == {
+        "type": "string",
+        "format": "date",
+        "description": "Must be >= 2020-01-01.",
+    }
+    assert properties["code"] == {"type": "string", "maxLength": 3}
+    # Outside a model nothing would enforce them, so the same hints are refused.
+    fails(Annotated[decimal.Decimal, pydantic.Field(gt=0)], "applies to a number, not to this type")
+    fails(
+        Annotated[datetime.date, annotated_types.Ge(datetime.date(2020, 1, 1))],
+        "the bound must be a finite int or float",
+    )

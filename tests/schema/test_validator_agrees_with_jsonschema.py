@@ -49,12 +49,17 @@ json_values = st.recursive(
 )
 
 
+# Numbers near the generated bounds (decision 0011), so both verdicts of a bound are well represented.
+near_ints = st.integers(-6, 6)
+near_floats = st.sampled_from([0.5, 1.5, -2.5, 0.1, 0.3, 0.75, 2.25, 1e-3])
+
+
 def scalar_values(schema_type: str) -> st.SearchStrategy[Any]:
     """Values of one scalar type, including the cross-type look-alikes (1.0 for integer, bools)."""
     return {
         "string": short_text,
-        "number": safe_ints | lossless_floats | integral_floats,
-        "integer": safe_ints | integral_floats,
+        "number": safe_ints | lossless_floats | integral_floats | near_ints | near_floats,
+        "integer": safe_ints | integral_floats | near_ints,
         "boolean": st.booleans(),
         "null": st.none(),
     }[schema_type]
@@ -76,7 +81,7 @@ annotations = st.fixed_dictionaries(
 
 
 @st.composite
-def scalar_schemas(draw: st.DrawFn, family: str | None = None) -> dict[str, Any]:
+def scalar_schemas(draw: st.DrawFn, family: str | None = None, bounded: bool = True) -> dict[str, Any]:
     """A scalar schema (also a DSL scalar spec: the two share this shape), optionally of one type
     family of :data:`FAMILIES`.
     """
@@ -94,8 +99,33 @@ def scalar_schemas(draw: st.DrawFn, family: str | None = None) -> dict[str, Any]
         schema["const"] = draw(scalar_values(schema_type))
     if literal == "both":
         schema["const"] = draw(st.sampled_from(schema["enum"]))
+    if bounded:
+        schema.update(draw(bounds_for(schema_type)))
     schema.update(draw(annotations))
     return schema
+
+
+bound_numbers = near_ints | near_floats | st.sampled_from([0, 2**53, -(2**60), 1e21])
+counts = st.integers(0, 4) | st.sampled_from([1.0, 2.0])  # an integral float is an integer count
+
+
+def bounds_for(schema_type: str) -> st.SearchStrategy[dict[str, Any]]:
+    """Decision 0011's bound keywords for one type, each optional."""
+    if schema_type in {"number", "integer"}:
+        optional = {
+            "minimum": bound_numbers,
+            "maximum": bound_numbers,
+            "exclusiveMinimum": bound_numbers,
+            "exclusiveMaximum": bound_numbers,
+            "multipleOf": st.sampled_from([1, 2, 3, 0.5, 0.25, 0.1, 1e-3, 2.5, 7.0]),
+        }
+    elif schema_type == "string":
+        optional = {"minLength": counts, "maxLength": counts}
+    elif schema_type == "array":
+        optional = {"minItems": counts, "maxItems": counts, "uniqueItems": st.booleans()}
+    else:
+        return st.just({})
+    return st.fixed_dictionaries({}, optional=optional)  # type: ignore[arg-type]
 
 
 @st.composite
@@ -115,8 +145,14 @@ def object_schemas(draw: st.DrawFn, children: st.SearchStrategy[dict[str, Any]])
 
 def extend_schemas(children: st.SearchStrategy[dict[str, Any]]) -> st.SearchStrategy[dict[str, Any]]:
     arrays = st.builds(
-        lambda items, extra: {"type": "array", **({} if items is None else {"items": items}), **extra},
+        lambda items, sizes, extra: {
+            "type": "array",
+            **({} if items is None else {"items": items}),
+            **sizes,
+            **extra,
+        },
         st.none() | children,
+        bounds_for("array"),
         annotations,
     )
     unions = st.builds(
@@ -143,7 +179,9 @@ def values_for(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
         return (st.sampled_from(literals) | plain) if literals else (plain | json_scalars)
     if schema_type == "array":
         items = schema.get("items")
-        return st.lists(json_values if items is None else values_for(items), max_size=3)
+        lists = st.lists(json_values if items is None else values_for(items), max_size=3)
+        # A repeated item (1 and 1.0 too), so uniqueItems sees both verdicts.
+        return lists | lists.map(lambda values: values + values[:1]) | st.just([1, 1.0])
     properties: dict[str, Any] = schema.get("properties", {})
     required = set(schema.get("required", []))
     declared = st.fixed_dictionaries(
@@ -237,7 +275,9 @@ def test_the_oracle_and_our_validator_agree_on_the_known_python_pitfalls(
 FAMILIES = ["string", "boolean", "null", "numeric", "array", "object"]
 
 
-dsl_scalars = scalar_schemas  # a DSL scalar spec is a raw scalar schema
+def dsl_scalars(family: str | None = None) -> st.SearchStrategy[dict[str, Any]]:
+    """A DSL scalar spec is a raw scalar schema; unbounded, so :func:`conforming` can satisfy it."""
+    return scalar_schemas(family, bounded=False)
 
 
 def dsl_values(depth: int, family: str | None = None) -> st.SearchStrategy[dict[str, Any]]:

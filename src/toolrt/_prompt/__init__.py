@@ -46,7 +46,8 @@ prompt cache keeps hitting.
 The modules: :mod:`.assembly` (what an assembly is for and produces), :mod:`.layers` (per-scope
 storage), :mod:`.steps` (the assembly steps), :mod:`.system_prompt` (:class:`SystemPrompt`),
 :mod:`.presentation` (the seam for non-native presentations), :mod:`.connection` (a runtime as the
-tool source).
+tool source), :mod:`.tool_groups` (the native ``tools:groups`` section: each tool group described
+once).
 
 Errors about the prompt's own configuration raise :class:`PromptError` (a ``ValueError``); an
 exception raised by a tool provider, a lazy text, a variable or a listener propagates unchanged

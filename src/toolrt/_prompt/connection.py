@@ -15,6 +15,7 @@ from toolrt._prompt.presentation import (
     presentation_prompt,
 )
 from toolrt._prompt.system_prompt import SystemPrompt
+from toolrt._prompt.tool_groups import connect_tool_groups
 from toolrt._registry import PresentationMode, ToolsChange
 from toolrt._tool_runtime import ToolRuntime
 
@@ -45,6 +46,9 @@ def connect_runtime(
     sections (:mod:`toolrt._prompt.presentation`; Code Mode's: ``[run_code]`` / every tool plus
     ``run_code``, and the ``tools:code-only`` / ``tools:sdk`` sections). A custom
     ``presented_tools(scope, mode)`` replaces both.
+
+    Native scopes also get the ``tools:groups`` section once the runtime holds a grouped tool
+    (:mod:`toolrt._prompt.tool_groups`): each group's description once, not in every tool's.
     """
     presentation = presentation_prompt() if presented_tools is None else None
     contribute = presented_tools if presented_tools is not None else _presented_by(presentation, runtime)
@@ -60,12 +64,20 @@ def connect_runtime(
         return contribute(scope, mode)
 
     provider_disposer = prompt.tools(provider, owner=runtime)
+    groups_disposer = connect_tool_groups(prompt, runtime)
     if presentation is None:
-        return provider_disposer  # a custom contribution owns the non-native prompt entirely
+        # A custom contribution owns the non-native prompt entirely.
+
+        def dispose_native() -> None:
+            groups_disposer()
+            provider_disposer()
+
+        return Disposer(dispose_native, runtime)
     sections_disposer = _connect_sections(prompt, runtime, presentation.sections(runtime))
 
     def dispose() -> None:
         sections_disposer()
+        groups_disposer()
         provider_disposer()
 
     return Disposer(dispose, runtime)

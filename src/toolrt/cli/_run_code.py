@@ -2,7 +2,9 @@
 
 What it prints is bounded like what a model reads: ``--max-output N`` characters (default
 ``DEFAULT_OUTPUT_BUDGET``, 20,000), the first 80% and the last 20% of it, with the cut marked where it
-is and counted on stderr. ``--max-output unbounded`` prints everything.
+is and counted on stderr. ``--max-output unbounded`` prints everything. A failed program's error is
+printed once, as one JSON line on stderr (``{"error": {"message", "code", "name"}}``), its message
+bounded the same way.
 """
 
 from __future__ import annotations
@@ -16,12 +18,52 @@ from typing import Any
 
 from toolrt._abort import AbortController
 from toolrt._content import content_text
+from toolrt._errors import MAX_ECHO_CHARS, clip_text
 from toolrt._execution import ToolExecutionInput
 from toolrt._tool_definition import DEFAULT_OUTPUT_BUDGET, UNBOUNDED, OutputBudget
 from toolrt._tool_runtime import ToolRuntime
 from toolrt.codemode._code_runtime import CodeRunLimits
 from toolrt.sandbox import PythonSandboxRuntime
 from toolrt.tools import file_tools
+
+
+class ProgramFileError(Exception):
+    """The program cannot be read: the message is the one line the command prints."""
+
+
+def read_program(source: str) -> str:
+    """The program text of ``source`` (a path, or ``-`` for standard input), strictly UTF-8.
+
+    Every way reading can fail is a :class:`ProgramFileError` whose message names the file and
+    what to do, so the command prints one line instead of a traceback.
+    """
+    program = (
+        "the program on standard input"
+        if source == "-"
+        else f"the program {clip_text(repr(source), MAX_ECHO_CHARS)}"
+    )
+    try:
+        if source == "-":
+            raw = sys.stdin.buffer.read()
+        else:
+            with open(source, "rb") as file:
+                raw = file.read()
+    except FileNotFoundError:
+        raise ProgramFileError(f"cannot read {program}: no such file") from None
+    except IsADirectoryError:
+        raise ProgramFileError(f"cannot read {program}: it is a directory; pass a file") from None
+    except PermissionError:
+        raise ProgramFileError(f"cannot read {program}: permission denied") from None
+    except OSError as error:
+        raise ProgramFileError(f"cannot read {program}: {error.strerror or error}") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        raise ProgramFileError(
+            f"{program} is not valid UTF-8 text (byte {error.start}, line {line}: "
+            f"{error.object[error.start : error.start + 1]!r}); save it as UTF-8"
+        ) from None
 
 
 def parse_max_output(text: str) -> OutputBudget:
@@ -53,15 +95,18 @@ def bound_for_terminal(text: str, budget: OutputBudget) -> tuple[str, int]:
 async def run_code_command(
     source: str,
     *,
+    program: str | None = None,
     backend: Any,
     allow_unconfined: bool,
     timeout: float,
     max_output: OutputBudget = DEFAULT_OUTPUT_BUDGET,
 ) -> int:
-    """Run the program; print its output (stdout) or its error (stderr) and the isolation (stderr)."""
+    """Run the program (``program``, or read from ``source``); print its output (stdout) or its error
+    (stderr, once) and the isolation (stderr)."""
     import asyncio
 
-    program = sys.stdin.read() if source == "-" else open(source, encoding="utf-8").read()  # noqa: SIM115
+    if program is None:
+        program = read_program(source)
     code_runtime = PythonSandboxRuntime(
         pool_size=0,
         backend=backend,
@@ -91,21 +136,23 @@ async def run_code_command(
     isolation = (result.meta or {}).get("isolation") if isinstance(result.meta, dict) else None
     if isolation is None:
         isolation = code_runtime.isolation.as_json()
-    shown, cut = bound_for_terminal(content_text(result.content), max_output)
     if result.is_error:
         error = result.error
         info = error.info
-        print(shown, file=sys.stderr)
+        text = error.message
+        shown, cut = bound_for_terminal(text, max_output)
         structured = {
-            "message": error.message,
+            "message": shown,
             "code": info.code if info else None,
             "name": info.name if info else None,
         }
         print(json.dumps({"error": structured}, ensure_ascii=False), file=sys.stderr)
     else:
+        text = content_text(result.content)
+        shown, cut = bound_for_terminal(text, max_output)
         print(shown)
     if cut:
-        total = len(content_text(result.content))
+        total = len(text)
         print(
             f"toolrt run-code: output cut to {max_output:,} of {total:,} characters "
             f"({cut:,} not shown); pass --max-output N or --max-output unbounded to see more",

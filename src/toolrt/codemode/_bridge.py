@@ -22,6 +22,12 @@ a future rather than a coroutine, so the sandbox host needs no task per call eit
 (``docs/decisions/0006-code-mode-fast-lane.md``). The log events are made here
 (:mod:`toolrt.codemode._dispatch_log`) and handed to the bound session sink.
 
+Human time: each run has a :class:`~toolrt.codemode.RunClock`, handed to the code runtime with the
+request and to every sub-call as its ``wait_clock``. The pipeline pauses it while a sub-call waits for
+an approval, and the runtime's wall-clock limit counts only the time it runs (the program is blocked
+on the reply meanwhile, so it spends no CPU either). A person answering after 35 s does not time out
+a program with a 30 s budget.
+
 Settlement: when the program returns or fails, a run-scoped signal fires (``run_code settled``),
 queued calls are abandoned (they log nothing), in-flight bodies observe the signal, every started
 call is committed, and every log write finishes — all before ``run_code`` returns.
@@ -47,6 +53,7 @@ from toolrt.codemode._code_runtime import (
     CodeErrorClass,
     CodeRunRequest,
     CodeRunResult,
+    RunClock,
 )
 from toolrt.codemode._dispatch_log import (
     CodeDispatchLogEntry,
@@ -63,6 +70,8 @@ __all__ = ["run_program"]
 
 logger = logging.getLogger("toolrt")
 _ERROR_CLASS = CodeErrorClass("ToolCallError", "toolName")
+_DRAIN_SHARE = 0.8
+"""The part of the runtime's grace a cancelled run waits for its sub-calls (the rest commits them)."""
 
 
 class _Entry(OrderedCall):
@@ -91,11 +100,22 @@ async def run_program(
         program=program,
         bindings=[CodeBindingNamespace("tools", functions, _ERROR_CLASS, member_noun="tool")],
         signal=bridge.signal,
+        clock=bridge.clock,
     )
     try:
-        return await code_runtime.run(request)
-    finally:
+        result = await code_runtime.run(request)
+    except asyncio.CancelledError:
+        # The task awaiting run_code was cancelled: drain the started sub-calls for the runtime's
+        # timeout grace at most, then finish them, before the cancellation propagates. The scheduler
+        # that cancelled us drains for that same grace from the same moment, so the bridge keeps a
+        # share of it for finishing and logging what is still running.
+        await bridge.settle(bound_s=runtime.stages.drain_s * _DRAIN_SHARE)
+        raise
+    except BaseException:
         await bridge.settle()
+        raise
+    await bridge.settle()
+    return result
 
 
 class _Bridge(OrderedExecutor[_Entry]):
@@ -112,6 +132,7 @@ class _Bridge(OrderedExecutor[_Entry]):
         self.agent_key = json_agent_key(outer.agent)
         self.counter = 0
         self.log_tasks: set[asyncio.Task[None]] = set()
+        self.clock = RunClock()  # paused by the pipeline while a sub-call waits for a person
 
     # --- the program side ----------------------------------------------------------------------
 
@@ -151,6 +172,7 @@ class _Bridge(OrderedExecutor[_Entry]):
                 agent=outer.agent,
                 parent=outer.token,
                 signal=signal,
+                wait_clock=self.clock,
             )
             self.submit(_Entry(call_input, answer))
             return answer
@@ -250,11 +272,23 @@ class _Bridge(OrderedExecutor[_Entry]):
 
     # --- settlement -----------------------------------------------------------------------------
 
-    async def settle(self) -> None:
-        """Abort the run scope, then drain: abandon queued calls, commit started ones, finish logs."""
+    async def settle(self, bound_s: float | None = None) -> None:
+        """Abort the run scope, then drain: abandon queued calls, commit started ones, finish logs.
+
+        With ``bound_s`` (the awaiting task was cancelled) the drain lasts that long at most; the
+        calls still running then are finished as aborted (each keeps exactly one result and log).
+        """
         self.controller.abort("run_code settled")
         self.remove_outer()
-        await self.join()
+        if bound_s is None:
+            await self.join()
+        elif not await self.join_within(bound_s):
+            logger.warning(
+                "run_code %s: sub-calls still running %ss after the run was cancelled; finished as aborted",
+                self.outer.call_id,
+                f"{bound_s:g}",
+            )
+            self.finish_started()
         while self.log_tasks:
             await asyncio.wait(set(self.log_tasks))
 

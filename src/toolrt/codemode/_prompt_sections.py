@@ -95,6 +95,7 @@ def render_sdk(runtime: ToolRuntime, scope: Hashable | None) -> str:
             description=definition.description,
             parameters=thaw(definition.parameters),
             output=thaw(definition.output.schema),
+            group=definition.group,
         )
         for name, definition in runtime.visible_tools(scope).items()
         if name != RUN_CODE_NAME

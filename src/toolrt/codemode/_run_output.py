@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from toolrt._errors import MAX_LINE_CHARS, MAX_MESSAGE_CHARS, clip_text
 from toolrt._json import js_json_dumps, js_number, js_string
 from toolrt.codemode._code_runtime import NO_VALUE
 
@@ -23,7 +24,13 @@ def render_run_code_output(logs: Sequence[str], result: Any = NO_VALUE) -> str:
 
 
 def code_run_failed_message(kind: str, message: str, logs: Sequence[str]) -> str:
-    """``code run failed (<kind>): <message>`` plus the captured output, if any."""
+    """``code run failed (<kind>): <message>`` plus the captured output, if any.
+
+    The message (a traceback, say) is cut here, line by line and as a whole: it can echo what the
+    program holds (a 65 KB source line, a huge exception text). The captured output is the
+    program's output, which the output budget bounds (and spills) like any result's.
+    """
+    message = clip_text(message, MAX_MESSAGE_CHARS, line_limit=MAX_LINE_CHARS)
     text = f"code run failed ({kind}): {message}"
     if logs:
         text += "\nCaptured output:\n" + "\n".join(logs)

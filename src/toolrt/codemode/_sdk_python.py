@@ -11,6 +11,9 @@ Guarantees:
 
 * **Byte-identical** to upstream for the same input (within the Unicode caveat below), with the
   JavaScript details emulated: UTF-16 name order, ``JSON.stringify`` quoting, ``Number::toString``.
+  toolrt's additions — a ``# Returns:`` comment from the output schema's description, constraint
+  comments on fields, group headers — appear only for tools that carry them
+  (:func:`render_tools_sdk_py`).
 * **Deterministic**: input order and duplicates do not matter. Tools are sorted by name; a name
   given twice renders once (when two *different* tools share a name, which a registry never
   produces, the one whose standalone rendering sorts first wins, so the choice is order-free).
@@ -47,7 +50,12 @@ from toolrt.codemode._py_names import (
     utf16_key,
     well_formed,
 )
-from toolrt.codemode._sdk_tool import SdkTool  # shared with the TypeScript renderer; re-exported here
+from toolrt.codemode._sdk_tool import (  # shared with the TypeScript renderer; SdkTool re-exported here
+    SdkTool,
+    constraint_notes,
+    group_of,
+    return_notes,
+)
 from toolrt.schema._subset import json_schema_violations
 from toolrt.schema._subset import read_array as _read_array
 from toolrt.schema._subset import read_record as _read_record
@@ -168,11 +176,14 @@ def _class_text(task: tuple[Any, ...], state: _State) -> str:
         if comment is not None:
             lines.append(f"    # {comment}")
         annotation = "".join(buffer)
+        # Constraints the type cannot carry (minimum, pattern, ...) ride on the field's line.
+        notes = describe(", ".join(constraint_notes(schema)))
+        tail = "" if notes is None else f"  # {notes}"
         if key in required:
-            lines.append(f"    {bare}: {annotation}")
+            lines.append(f"    {bare}: {annotation}{tail}")
         else:
             state.typing.add("NotRequired")
-            lines.append(f"    {bare}: NotRequired[{annotation}]")
+            lines.append(f"    {bare}: NotRequired[{annotation}]{tail}")
     if not closed:
         # TypedDict cannot express openness; the advisory note is the model's only signal.
         lines.append(_OPEN_NOTE)
@@ -342,28 +353,66 @@ def json_schema_to_py(schema: object) -> str:
     return _render_type(schema, "", False, _State())
 
 
+def _returns_lines(output: object, prefix: str) -> list[str]:
+    """The ``Returns:`` comment of a tool (``prefix`` opens each comment line): its output
+    description, or one line per key when the description names the result's keys."""
+    text, keys = return_notes(output)
+    if keys:
+        lines = [f"{prefix}Returns:"]
+        for key in keys:
+            described = describe(key)
+            if described is not None:
+                lines.append(f"{prefix}  {described}")
+        return lines if len(lines) > 1 else []
+    described = describe(text)
+    return [] if described is None else [f"{prefix}Returns: {described}"]
+
+
+def _group_header(group: tuple[str, str]) -> str:
+    """The one comment that introduces a group's tools (the group's description is said here only)."""
+    name = describe(group[0]) or "?"
+    about = describe(group[1])
+    return f"    # Group {name}" if about is None else f"    # Group {name}: {about}"
+
+
 def _render(tools: list[tuple[str, object, SdkTool]]) -> str:
-    """Render already sorted, de-duplicated ``(name, description, tool)`` entries."""
+    """Render already ordered, de-duplicated ``(name, description, tool)`` entries (a group's
+    tools adjacent)."""
     state = _State(typing={"Protocol"})
     members: list[str] = []
     methods = 0
+    current: tuple[str, str] | None = None
     for name, description, tool in tools:
+        group = group_of(tool)
+        if group is not None and group != current:
+            if members:
+                members.append("")
+            members.append(_group_header(group))
+        current = group
         camel = camel_case(name)
         args = _render_type(getattr(tool, "parameters", None), camel + "Args", True, state)
-        output = _render_type(getattr(tool, "output", None), camel + "Output", True, state)
+        output_schema = getattr(tool, "output", None)
+        output = _render_type(output_schema, camel + "Output", True, state)
         described = describe(description)
         if is_method_name(name):
             signature = f"    async def {name}(self, args: {args}) -> {output}:"
-            if described is None:
+            returns = _returns_lines(output_schema, "        # ")
+            if described is None and not returns:
                 members.append(signature + " ...")
             else:
-                # A docstring documents a method only as the first statement of its body.
-                members.extend((signature, "        " + docstring(described)))
+                members.append(signature)
+                if described is not None:
+                    # A docstring documents a method only as the first statement of its body.
+                    members.append("        " + docstring(described))
+                members.extend(returns)
+                if described is None:
+                    members.append("        ...")  # comments are not a body
             methods += 1
         else:
             members.append(f"    # tools[{js_string(name)}](args: {args}) -> {output}")
             if described is not None:
                 members.append(f"    #   {described}")
+            members.extend(_returns_lines(output_schema, "    #   "))
     if methods == 0:
         # Comments are not statements: a class body of only comments does not parse.
         members.insert(0, "    pass")
@@ -386,6 +435,12 @@ def render_tools_sdk_py(tools: Iterable[SdkTool]) -> str:
     ``TypedDict``, the ``Tools`` protocol and ``tools: Tools``. Tools are sorted by UTF-16 name,
     duplicates collapse, ``run_code`` is skipped, and a tool whose name is not a ``str`` is
     ignored. Never raises for any schema content.
+
+    toolrt's additions (absent from a tool set without them, so such a set renders as upstream
+    does): an output schema's ``description`` becomes a ``# Returns:`` comment in the method body
+    (one line per key when it names the result's keys); constraint keywords ride on their field's
+    line (``qty: int  # >= 1``); grouped tools follow the ungrouped ones, each group under one
+    ``# Group <name>: <description>`` comment, groups ordered by name.
     """
     groups: dict[str, list[SdkTool]] = {}
     for tool in tools:
@@ -400,4 +455,11 @@ def render_tools_sdk_py(tools: Iterable[SdkTool]) -> str:
             # Same name, different objects: pick by standalone rendering, whatever the input order.
             tool = min(group, key=lambda t: _render([(name, getattr(t, "description", None), t)]))
         chosen.append((name, getattr(tool, "description", None), tool))
+    # Stable: ungrouped tools first, then each group's tools together, in name order within.
+    chosen.sort(key=lambda entry: _group_rank(group_of(entry[2])))
     return _render(chosen)
+
+
+def _group_rank(group: tuple[str, str] | None) -> tuple[bytes, ...]:
+    # () sorts before every group's key, so the ungrouped tools come first.
+    return () if group is None else (utf16_key(group[0]), utf16_key(group[1]))

@@ -3,7 +3,9 @@
 Upstream ``ts-types.ts`` (``jsonSchemaToTs`` / ``renderToolsSdk``). The ``tools:sdk`` prompt section a
 TypeScript code runtime gets: fixed usage instructions, then one fenced ``ts`` block declaring a typed
 ``tools`` object whose members are the registered tools. ``schemas()`` (native function calling) and
-this module are two projections of the same tool store; output is byte-identical to upstream.
+this module are two projections of the same tool store; output is byte-identical to upstream for
+tools without toolrt's additions (return descriptions, constraint comments, groups: see
+:func:`render_tools_sdk_ts`).
 
 Rules a Python port has to emulate (contract §2.16, §2.21):
 
@@ -30,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from toolrt._json import js_json_dumps, js_string, snapshot_json
-from toolrt.codemode._sdk_tool import SdkTool
+from toolrt.codemode._sdk_tool import SdkTool, constraint_notes, group_of, return_notes
 from toolrt.schema import json_schema_violations
 
 __all__ = ["SDK_INSTRUCTIONS_TS", "SdkTool", "json_schema_to_ts", "render_tools_sdk_ts"]
@@ -106,6 +108,42 @@ def _doc_lines(description: object, indent: int) -> list[str]:
     collapsed = _JS_WHITESPACE_RUN.sub(" ", description).strip(" ")
     escaped = collapsed.replace("*/", "*\\/")
     return [f"{_pad(indent)}/** {escaped} */"]
+
+
+def _comment_text(text: str) -> str:
+    """``text`` on one line (every JavaScript line terminator collapsed), safe in either comment."""
+    return _JS_WHITESPACE_RUN.sub(" ", text).strip(" ").replace("*/", "*\\/")
+
+
+def _constraint_comment(schema: Mapping[str, Any]) -> _Doc | None:
+    """`` // >= 1, integer``: the field's constraints, which a TypeScript type cannot carry.
+
+    ``integer`` joins them because ``number`` hides it too; alone it adds no line (an unconstrained
+    integer field renders as upstream does)."""
+    notes = constraint_notes(schema)
+    if not notes:
+        return None
+    if schema.get("type") == "integer":
+        notes.append("integer")
+    comment = _Doc(" // " + _comment_text(", ".join(notes)))
+    comment.marked = False  # a `|` in a comment does not make the type a union
+    return comment
+
+
+def _returns_doc(output: object) -> list[str]:
+    """The JSDoc above a tool's ``ToolOutputMap`` member: its output description, one line per key
+    when it names the result's keys."""
+    text, keys = return_notes(output)
+    if keys:
+        return ["  /**", *(f"   * {_comment_text(key)}" for key in keys), "   */"]
+    return _doc_lines(text, 1)
+
+
+def _group_header(group: tuple[str, str]) -> str:
+    """The one comment above a group's members in ``ToolArgsMap`` (its description is said here only)."""
+    name = _comment_text(group[0]) or "?"
+    about = _comment_text(group[1])
+    return f"  // Group {name}: {about}" if about else f"  // Group {name}"
 
 
 def _js_entries(properties: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -206,6 +244,9 @@ def _combine(frame: _Frame) -> _Doc:
             parts += ("\n", line)
         optional = "" if name in required else "?"
         parts += ("\n", f"{inner}{_render_key(name)}{optional}: ", child, ";")
+        comment = _constraint_comment(prop)
+        if comment is not None:
+            parts.append(comment)
     parts += ("\n", f"{_pad(frame.indent)}}}")
     declared = _Doc(*parts)
     if node.get("additionalProperties") is False:
@@ -295,7 +336,7 @@ def json_schema_to_ts(schema: object, indent: int = 0) -> str:
             return _UNKNOWN
         # Render an immutable copy (read once, through the dict storage) and re-check that copy, so
         # what is rendered is exactly what was asserted, whatever a dict subclass does on re-reads.
-        snapshot = snapshot_json(schema)
+        snapshot = snapshot_json(schema, lone_surrogates=True)  # schema text: JavaScript strings
         if json_schema_violations(snapshot):
             return _UNKNOWN
         return _flatten(_render_supported(snapshot, indent))
@@ -320,16 +361,32 @@ def render_tools_sdk_ts(tools: Iterable[SdkTool]) -> str:
     Deterministic: tools are sorted by name in UTF-16 code-unit order, ties (equal names) by their
     rendered members, so the text does not depend on the input order. The caller excludes
     ``run_code`` itself. Never raises for a malformed schema (that tool's type becomes ``unknown``).
+
+    toolrt's additions (absent from a tool set without them, so such a set renders as upstream
+    does): an output schema's ``description`` becomes the JSDoc of the tool's ``ToolOutputMap``
+    member (one line per key when it names the result's keys); constraint keywords follow their
+    field as a line comment (``qty: number; // >= 1, integer``); grouped tools follow the
+    ungrouped ones in both maps, and ``ToolArgsMap`` introduces each group once with a
+    ``// Group <name>: <description>`` comment, groups ordered by name.
     """
-    rendered: list[tuple[bytes, str, str]] = []
+    rendered: list[tuple[tuple[bytes, ...], bytes, str, str, tuple[str, str] | None]] = []
     for tool in tools:
         key = _render_key(tool.name)
+        group = group_of(tool)
         args_lines = [*_doc_lines(tool.description, 1), f"  {key}: {json_schema_to_ts(tool.parameters, 1)};"]
-        output_line = f"  {key}: {json_schema_to_ts(tool.output, 1)};"
-        rendered.append((_utf16_key(tool.name), "\n".join(args_lines), output_line))
-    rendered.sort()
-    args_map = _interface("ToolArgsMap", [args for _, args, _ in rendered])
-    output_map = _interface("ToolOutputMap", [output for _, _, output in rendered])
+        output_lines = [*_returns_doc(tool.output), f"  {key}: {json_schema_to_ts(tool.output, 1)};"]
+        rank: tuple[bytes, ...] = () if group is None else (_utf16_key(group[0]), _utf16_key(group[1]))
+        rendered.append((rank, _utf16_key(tool.name), "\n".join(args_lines), "\n".join(output_lines), group))
+    rendered.sort(key=lambda entry: entry[:4])
+    args_members: list[str] = []
+    current: tuple[str, str] | None = None
+    for _, _, args, _, group in rendered:
+        if group is not None and group != current:
+            args_members.append(_group_header(group))
+        current = group
+        args_members.append(args)
+    args_map = _interface("ToolArgsMap", args_members)
+    output_map = _interface("ToolOutputMap", [output for _, _, _, output, _ in rendered])
     declaration = f"{args_map}\n\n{output_map}\n\n{_DECLARATION_TAIL}"
     return f"{SDK_INSTRUCTIONS_TS}\n\n```ts\n{JSON_VALUE_TS}\n\n{declaration}\n```"
 

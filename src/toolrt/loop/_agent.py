@@ -3,7 +3,7 @@
 ::
 
     agent = Agent(runtime, OpenAIChatModel("gpt-4.1-mini"), instructions="You are a careful assistant.",
-                  session=SessionLog.open("session.jsonl"))
+                  session=SessionLog.create("session.jsonl"))
     result = await agent.run_turn("How many TODOs are in src/?")
     print(result.text)
 
@@ -40,6 +40,7 @@ from toolrt.loop._messages import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
+    encodable_assistant_message,
 )
 from toolrt.loop._scheduler import CommittedCall, run_tool_calls
 from toolrt.loop._session_events import (
@@ -156,7 +157,7 @@ class Agent:
                 except AbortError:
                     return self._end("aborted", turn, last_text, steps)
                 steps += 1
-                message = response.message
+                message = encodable_assistant_message(response.message)
                 self._log(*model_assistant_event(message, response.usage))
                 self.messages.append(message)
                 last_text = message.text

@@ -2,7 +2,7 @@
 
 The log, not an in-memory message list, is the source of truth of a session. Rebuilding the
 provider-neutral messages from its events is what lets a session resume after a crash or a restart
-(``SessionLog.open(path).messages()``), with every tool call paired with exactly one result.
+(``SessionLog.resume(path).messages()``), with every tool call paired with exactly one result.
 """
 
 from __future__ import annotations

@@ -12,10 +12,12 @@ and the raw text is what goes back to the provider, so the model sees its own ca
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeAlias
 
 from toolrt._content import ContentBlock
+from toolrt._errors import readable_message
+from toolrt._json import has_lone_surrogate
 
 __all__ = [
     "AssistantMessage",
@@ -26,6 +28,7 @@ __all__ = [
     "ToolResultMessage",
     "Usage",
     "UserMessage",
+    "encodable_assistant_message",
 ]
 
 
@@ -96,3 +99,31 @@ class ModelRequest:
     system: str
     messages: Sequence[Message]
     tools: Sequence[Any] = field(default=())
+
+
+def encodable_assistant_message(message: AssistantMessage) -> AssistantMessage:
+    """``message`` with every string valid UTF-8, so the conversation and its log can hold it.
+
+    Why: a provider's JSON may carry a ``\\ud800`` escape, which decodes to a lone surrogate that
+    no UTF-8 writer (the session log, the next request, a terminal) can encode; refusing the whole
+    reply would break the turn over one bad character. Prose (text, reasoning, ids, names) gets
+    U+FFFD in its place. Argument text gets the escape back (``\\ud800``), so inside a JSON string
+    the parsed value still holds the surrogate and the pipeline refuses it as ``INVALID_ARGS``, as
+    it would any non-lossless argument, instead of running the tool on a silently altered value.
+    The common case (nothing to change) returns ``message`` itself.
+    """
+    strings = [message.text, message.reasoning or ""]
+    for call in message.tool_calls:
+        strings += (call.id, call.name, call.arguments)
+    if not any(has_lone_surrogate(text) for text in strings):
+        return message
+    calls = tuple(
+        ToolCall(
+            id=readable_message(call.id, None),
+            name=readable_message(call.name, None),
+            arguments=call.arguments.encode("utf-8", "backslashreplace").decode("utf-8"),
+        )
+        for call in message.tool_calls
+    )
+    reasoning = None if message.reasoning is None else readable_message(message.reasoning, None)
+    return replace(message, text=readable_message(message.text, None), reasoning=reasoning, tool_calls=calls)

@@ -15,8 +15,9 @@ The contract (upstream L1–L5), and why:
   the signal) and commit; every unstarted call then gets its ``tool/call`` record and an
   ``ABORTED_BEFORE_DISPATCH`` result, in model order. Every call ends with exactly one result,
   whatever happens — including cancellation of the awaiting task (``task.cancel()``): the started
-  bodies are cancelled and drained, up to ``CANCEL_DRAIN_S`` (5 s), before every call is finished
-  and ``CancelledError`` propagates.
+  bodies are cancelled and drained, for at most the runtime's timeout grace
+  (``runtime.stages.drain_s``, 5 s by default), before every call is finished and ``CancelledError``
+  propagates.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from toolrt._abort import AbortSignal
 from toolrt._errors import ToolArgsError
 from toolrt._execution import ToolExecutionInput
-from toolrt._ordered_executor import CANCEL_DRAIN_S, OrderedCall, OrderedExecutor
+from toolrt._ordered_executor import OrderedCall, OrderedExecutor
 from toolrt._results import ToolExecutionResult
 from toolrt.loop._messages import ToolCall
 
@@ -134,7 +135,7 @@ class _Batch(OrderedExecutor[_Slot]):
         except asyncio.CancelledError:
             # The awaiting task was cancelled: drain the started bodies (bounded), then end every
             # call with a result before re-raising.
-            await self.drain_started(CANCEL_DRAIN_S)
+            await self.drain_started(self.stages.drain_s)
             for slot, result in self.cancel_started():
                 self._record(CommittedCall(slot.tool_call, slot.arguments, result))
             self.abandon_queued()

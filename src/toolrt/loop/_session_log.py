@@ -21,10 +21,10 @@ UTF-8 text, one event per line, every line terminated by ``\\n``, nothing else i
   no ``-0.0``, integers exactly representable as doubles. Keys are snake_case.
 
 Keys are written in that order, compactly (``","`` and ``":"`` separators), with non-ASCII text
-raw (``ensure_ascii=False``). A string holding surrogate code points cannot be UTF-8 encoded raw,
-so such an event is written with ``\\uXXXX`` escapes instead (still one line). A lone surrogate
-reads back as itself; a high+low surrogate *pair* reads back as the one astral character it spells
-(the same UTF-16 string, which is what JSON means by it).
+raw (``ensure_ascii=False``), so the file is always valid UTF-8. An event whose data holds a lone
+surrogate (a string no UTF-8 encoder can write) is refused on append as not lossless; a
+``\\uD800``-style escape of one in the file is a corrupt line (a well-formed escaped *pair* reads
+back as the one astral character it spells).
 
 Crash recovery
 --------------
@@ -32,9 +32,18 @@ Crash recovery
 Each event is written with one ``write`` to a file opened in append mode, so a crash can only cut
 the *last* line. :meth:`SessionLog.read` reports such a line (no trailing newline, or a final line
 that is not valid JSON) as :class:`TornLine` and returns every event before it; invalid JSON
-anywhere else is :class:`SessionLogCorruptError` naming the line. :meth:`SessionLog.open` truncates a
-torn tail (reporting it as ``recovered_torn_line``) before appending, and numbering continues from
-the last good event.
+anywhere else is :class:`SessionLogCorruptError` naming the line. :meth:`SessionLog.resume`
+truncates a torn tail (reporting it as ``recovered_torn_line``) before appending, and numbering
+continues from the last good event.
+
+Creating or resuming
+--------------------
+
+Whether a path starts a new conversation or continues one is always said, never guessed:
+:meth:`SessionLog.create` refuses a path that already holds events (reusing a path would mix the
+old conversation into the new run), and :meth:`SessionLog.resume` refuses a path that holds no log
+(a typo would silently start an empty one). :meth:`SessionLog.open` takes the same choice as a
+required ``mode``, for code that decides it at run time.
 """
 
 from __future__ import annotations
@@ -47,7 +56,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, get_args
 
 from toolrt._errors import InvalidEventError, SessionLogCorruptError, SessionLogError
 from toolrt._json import NotLosslessJsonError, snapshot_json
@@ -60,7 +69,7 @@ try:  # POSIX: one writer per file, enforced with an advisory lock.
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["Durability", "ReadResult", "SessionLog", "SessionLogCorruptError", "TornLine"]
+__all__ = ["Durability", "OpenMode", "ReadResult", "SessionLog", "SessionLogCorruptError", "TornLine"]
 
 # Named for the module this code was split out of, so existing logging configuration still applies.
 _logger = logging.getLogger("toolrt.loop")
@@ -68,6 +77,11 @@ _logger = logging.getLogger("toolrt.loop")
 Durability: TypeAlias = Literal["flush", "fsync", "batch"]
 
 _DURABILITIES = ("flush", "fsync", "batch")
+
+OpenMode: TypeAlias = Literal["create", "resume"]
+"""How :meth:`SessionLog.open` treats its path: start a new log, or continue an existing one."""
+
+_OPEN_MODES: tuple[str, ...] = get_args(OpenMode)
 
 _PREVIEW_BYTES = 200
 
@@ -102,7 +116,13 @@ class ReadResult:
 class SessionLog:
     """An append-only event log, backed by a JSONL file or by memory only.
 
-    Build it with :meth:`open` or :meth:`in_memory`. :meth:`append` is synchronous and serialized by
+    Build it with :meth:`create` (a new conversation), :meth:`resume` (an existing one), or
+    :meth:`in_memory`::
+
+        log = SessionLog.create("session.jsonl")   # SessionLogError if it already holds events
+        log = SessionLog.resume("session.jsonl")   # SessionLogError if there is none
+
+    :meth:`append` is synchronous and serialized by
     a lock, so threads and asyncio tasks may share one log (the event loop is held only for the
     write itself, plus the ``fsync`` in ``"fsync"`` durability). Durability:
 
@@ -119,7 +139,7 @@ class SessionLog:
 
     def __init__(self, *, _token: object, clock: Callable[[], float] = time.time) -> None:
         if _token is not _PRIVATE:
-            raise TypeError("use SessionLog.open(path) or SessionLog.in_memory()")
+            raise TypeError("use SessionLog.create(path), SessionLog.resume(path) or SessionLog.in_memory()")
         self._lock = threading.Lock()
         self._events: list[Event] = []
         self._clock = clock
@@ -132,7 +152,7 @@ class SessionLog:
         self._closed = False
         self._broken: str | None = None
         self.recovered_torn_line: TornLine | None = None
-        """The torn last line :meth:`open` discarded, or ``None``."""
+        """The torn last line :meth:`resume` discarded, or ``None``."""
 
     # construction
 
@@ -142,7 +162,7 @@ class SessionLog:
         return cls(_token=_PRIVATE, clock=clock)
 
     @classmethod
-    def open(
+    def create(
         cls,
         path: str | os.PathLike[str],
         *,
@@ -150,31 +170,85 @@ class SessionLog:
         batch_size: int = 64,
         clock: Callable[[], float] = time.time,
     ) -> SessionLog:
-        """Open (or create) the log at ``path`` for appending, after reading what it already holds.
+        """Start a new log at ``path``; :class:`SessionLogError` if the path already holds one.
+
+        A missing file is created (mode ``0o600``); an existing *empty* file is taken as it is (a
+        ``mktemp``-made path). A file with anything in it is refused and left untouched: the error
+        names the path and both ways on (resume it, or pick another path).
+        """
+        return cls.open(path, "create", durability=durability, batch_size=batch_size, clock=clock)
+
+    @classmethod
+    def resume(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        durability: Durability = "flush",
+        batch_size: int = 64,
+        clock: Callable[[], float] = time.time,
+    ) -> SessionLog:
+        """Continue the log at ``path``, after reading what it holds; :class:`SessionLogError` if
+        there is no file there (nothing is created).
 
         A torn last line is truncated away (and kept in :attr:`recovered_torn_line`); a corrupt
         line before the end raises :class:`SessionLogCorruptError` and leaves the file untouched.
         """
+        return cls.open(path, "resume", durability=durability, batch_size=batch_size, clock=clock)
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        mode: OpenMode,
+        *,
+        durability: Durability = "flush",
+        batch_size: int = 64,
+        clock: Callable[[], float] = time.time,
+    ) -> SessionLog:
+        """:meth:`create` (``mode="create"``) or :meth:`resume` (``mode="resume"``) the log at ``path``.
+
+        The mode is required: there is no silent "create or resume", since reusing a path by
+        mistake would mix an old conversation into a new run.
+        """
+        if mode not in _OPEN_MODES:
+            raise ValueError(f"mode must be 'create' or 'resume', not {mode!r}")
         if durability not in _DURABILITIES:
             raise ValueError(f"durability must be one of {', '.join(_DURABILITIES)}, not {durability!r}")
         if type(batch_size) is not int or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, not {batch_size!r}")
         name = os.fspath(path)
         flags = os.O_RDWR | os.O_APPEND | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+        created = False
         try:
-            fd = os.open(name, flags | os.O_CREAT | os.O_EXCL, 0o600)
-            created = True
-        except FileExistsError:
-            fd = os.open(name, flags)
-            created = False
+            if mode == "create":
+                try:
+                    fd = os.open(name, flags | os.O_CREAT | os.O_EXCL, 0o600)
+                    created = True
+                except FileExistsError:
+                    fd = os.open(name, flags)
+            else:
+                fd = os.open(name, flags)
+        except FileNotFoundError:
+            raise SessionLogError(
+                f"{name}: no session log to resume (the file does not exist); "
+                "start a new one with SessionLog.create(path)"
+            ) from None
+        except OSError as error:
+            raise SessionLogError(f"{name}: cannot open the session log: {error.strerror or error}") from None
         try:
             if fcntl is not None:
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:
                     raise SessionLogError(f"{name}: session log is already open for writing") from None
-            result = _parse(_read_all(fd), name)
             size = os.fstat(fd).st_size
+            if mode == "create" and size:
+                # Checked under the lock, so a writer that is appending to it is refused as such.
+                raise SessionLogError(
+                    f"{name}: a session log already exists here ({size:,} bytes); continue it with "
+                    "SessionLog.resume(path), or start a new one at another path"
+                )
+            result = _parse(_read_all(fd), name)
             if result.torn is not None:
                 os.ftruncate(fd, result.torn.offset)
                 os.fsync(fd)
@@ -265,14 +339,8 @@ class SessionLog:
             raise InvalidEventError(f"{type} event rejected: {problem}")
         data_json = type_json = b""
         if self._path is not None:
-            text = _dumps(snapshot)
-            try:
-                data_json = text.encode("utf-8")
-            except UnicodeEncodeError:
-                # Surrogate code points: write them escaped, and return what a reader will get back.
-                text = json.dumps(snapshot, separators=(",", ":"), allow_nan=False)
-                data_json = text.encode("ascii")
-                snapshot = snapshot_json(json.loads(text), "data")
+            # The snapshot holds no lone surrogate (it is refused as not lossless), so this encodes.
+            data_json = _dumps(snapshot).encode("utf-8")
             type_json = _dumps(type).encode("utf-8")
         with self._lock:
             self._check_writable()

@@ -2,11 +2,13 @@
 
 Each installer returns a disposer; the policies compose (approvals answer ``Ask`` decisions, the
 timeout wraps execution, spill bounds what reaches the model). The output budget
-(:func:`install_output_budget`) is on by default: every ``ToolRuntime`` installs it on itself. The
-default deadline (:func:`install_default_deadline`) is installed by hand for now.
+(:func:`install_output_budget`) and the default deadline (:func:`install_default_deadline`) are on
+by default: every ``ToolRuntime`` installs them on itself. An approval waits for a person at most
+``Approvals(wait_timeout_ms=...)`` (:data:`DEFAULT_APPROVAL_WAIT_MS`, 5 minutes).
 """
 
 from toolrt.policies._approvals import (
+    DEFAULT_APPROVAL_WAIT_MS,
     ApprovalRule,
     Approvals,
     describe_request,
@@ -24,6 +26,7 @@ from toolrt.policies._spill import (
 from toolrt.policies._timeout import TIMEOUT_CODE, install_default_deadline, install_timeout_policy
 
 __all__ = [
+    "DEFAULT_APPROVAL_WAIT_MS",
     "SPILL_READER_NAME",
     "TIMEOUT_CODE",
     "ApprovalRule",

@@ -12,6 +12,13 @@ With no answerer left the outcome is ``unavailable`` (a denial). An aborted call
 wait with ``cancelled`` — whatever an answerer is doing — so a human who walked away never holds an
 agent hostage after the user pressed stop.
 
+**The wait deadline.** Nobody answering is not a yes either: a request still unanswered after
+``wait_timeout_ms`` (default :data:`DEFAULT_APPROVAL_WAIT_MS`, 300,000 ms = 5 minutes;
+``UNBOUNDED`` waits for ever) ends ``expired``, and the model reads that the approval wait ran out
+and the call was not run. It is human time, so it is separate from the program's clock and from the
+call's tool deadline: neither runs while a person decides (a Code Mode program's wall clock is
+paused for the wait, and a tool deadline starts with the body, after the approval).
+
 **Binding.** Every request carries the frozen argument snapshot that will run and its
 ``fingerprint`` (tool name + canonical JSON of the arguments). An ``allowed-once`` covers exactly that
 execution; the pipeline cannot change its arguments afterwards. Answerers that *remember* a decision
@@ -24,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import hashlib
+import logging
 import sys
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,12 +39,15 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from toolrt._approval_request import ApprovalOutcome, ApprovalRequest
 from toolrt._events import Disposer, EventBus, EventSink, Listener, ListenerOwner
-from toolrt._json import is_lossless_json, js_json_dumps, thaw
+from toolrt._json import is_lossless_json, js_json_dumps, js_number, thaw
+from toolrt._registry import is_valid_timeout_ms
+from toolrt._tool_definition import UNBOUNDED, Unbounded
 
 if TYPE_CHECKING:
     from toolrt._tool_runtime import ToolRuntime
 
 __all__ = [
+    "DEFAULT_APPROVAL_WAIT_MS",
     "ApprovalRule",
     "Approvals",
     "describe_request",
@@ -45,8 +56,13 @@ __all__ = [
     "terminal_answerer",
 ]
 
+logger = logging.getLogger("toolrt")
 Answerer = Callable[[ApprovalRequest, Callable[[], Awaitable[ApprovalOutcome]]], Any]
-_OUTCOMES = frozenset({"allowed-once", "rejected", "cancelled", "unavailable"})
+_OUTCOMES = frozenset({"allowed-once", "rejected", "cancelled", "unavailable", "expired"})
+
+DEFAULT_APPROVAL_WAIT_MS = 300_000
+"""How long an approval request waits for an answer before it ends ``expired`` (5 minutes): long
+enough to read a call card and think, short enough that an unattended agent does not hang for ever."""
 
 
 def fingerprint(tool_name: str, arguments: Any) -> str:
@@ -67,11 +83,28 @@ def _sorted(value: Any) -> Any:
 class Approvals(ListenerOwner):
     """An :class:`toolrt.ApprovalService` built from a waterfall of answerers."""
 
-    def __init__(self, *, audit: EventSink | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        audit: EventSink | None = None,
+        wait_timeout_ms: float | Unbounded = DEFAULT_APPROVAL_WAIT_MS,
+    ) -> None:
         super().__init__()
+        if wait_timeout_ms is not UNBOUNDED and (
+            wait_timeout_ms is None or not is_valid_timeout_ms(wait_timeout_ms)
+        ):
+            raise ValueError(
+                f"wait_timeout_ms must be a positive finite number or UNBOUNDED, got {wait_timeout_ms!r}"
+            )
         self._answerers: tuple[Listener, ...] = ()
         self._audit = audit
         self._sessions: dict[Hashable, EventSink] = {}
+        self._wait_timeout_ms = wait_timeout_ms
+
+    @property
+    def wait_timeout_ms(self) -> float | Unbounded:
+        """How long a request waits for an answer before it ends ``expired`` (``UNBOUNDED``: for ever)."""
+        return self._wait_timeout_ms
 
     def bind_session(self, agent: Hashable, sink: EventSink) -> Disposer:
         """Route ``agent``'s audit events to ``sink`` (its session log) instead of the default sink.
@@ -115,16 +148,15 @@ class Approvals(ListenerOwner):
             },
         )
         outcome = await self._decide(request)
-        self._record(
-            request,
-            "approval/decided",
-            {
-                "call_id": request.call_id,
-                "tool_name": request.tool_name,
-                "outcome": outcome,
-                "fingerprint": print_,
-            },
-        )
+        decided: dict[str, Any] = {
+            "call_id": request.call_id,
+            "tool_name": request.tool_name,
+            "outcome": outcome,
+            "fingerprint": print_,
+        }
+        if outcome == "expired":
+            decided["wait_timeout_ms"] = self._wait_timeout_ms
+        self._record(request, "approval/decided", decided)
         return outcome
 
     async def _decide(self, request: ApprovalRequest) -> ApprovalOutcome:
@@ -132,8 +164,12 @@ class Approvals(ListenerOwner):
             return "cancelled"
         answer = asyncio.ensure_future(EventBus.waterfall(self._answerers, (request,), _unavailable))
         cancelled = asyncio.ensure_future(request.signal.wait())
+        limit = self._wait_timeout_ms
+        timeout = None if isinstance(limit, Unbounded) else limit / 1000
         try:
-            done, _ = await asyncio.wait({answer, cancelled}, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait(
+                {answer, cancelled}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
         except asyncio.CancelledError:
             answer.cancel()
             raise
@@ -141,6 +177,15 @@ class Approvals(ListenerOwner):
             cancelled.cancel()
         if answer not in done:
             answer.cancel()
+            if not done and not isinstance(limit, Unbounded):
+                # Nobody answered in time: not a yes, and not the caller's abort either.
+                logger.warning(
+                    'approval for tool "%s" (%s) expired: no answer within %sms',
+                    request.tool_name,
+                    request.call_id,
+                    js_number(limit),
+                )
+                return "expired"
             return "cancelled"
         # A rogue answer is passed through: the pipeline turns it into a structured failure.
         return answer.result()

@@ -18,15 +18,27 @@ this policy's explicit, reported decision.) A body that runs on a worker thread 
 cannot be stopped at all: its thread is reported as leaked (``"leakedThread": true`` in the meta, and
 in the warning).
 
-**The default deadline.** :func:`install_default_deadline` (not yet installed on every runtime by
-default: with it, cancelling the awaiting task did not drain the body; issue 12 item 2): a call's
-deadline is its tool's ``timeout_ms``, else the runtime's ``tool_timeout_ms`` (120,000 ms
-unless set; ``UNBOUNDED`` on either means no deadline). Two kinds of tool get no runtime default
-(their own ``timeout_ms`` still applies): ``run_code``, whose program the sandbox's own wall-clock
-limit stops (a tool deadline must never cut a program shorter than that limit), and ``run_inline``
-tools, which run on the event loop and cannot be interrupted anyway. An explicit
+**The default deadline.** Every runtime installs :func:`install_default_deadline` on itself (as it
+does the output budget): a call's deadline is its tool's ``timeout_ms``, else the runtime's
+``tool_timeout_ms`` (120,000 ms unless set; ``UNBOUNDED`` on either means no deadline). Two kinds of
+tool get no runtime default (their own ``timeout_ms`` still applies): ``run_code``, whose program the
+sandbox's own wall-clock limit stops (a tool deadline must never cut a program shorter than that
+limit), and ``run_inline`` tools, which run on the event loop and cannot be interrupted anyway. It
+reports exactly as this policy does, but it is not a ``tools/execute`` wrapper: the pipeline times
+the body itself (:class:`toolrt._pipeline.CallDeadline`), which spares every call the wrapper's
+task and two fused signals (``benchmarks/pipeline.py`` measures what is left). An explicit
 ``install_timeout_policy`` takes over from the default for the calls it covers (its ``grace_ms``),
 so a call is never timed twice.
+Calling ``install_default_deadline(runtime, grace_ms=N)`` again replaces the default one (its
+disposer puts the previous one back).
+
+A deadline times the body only. An approval is asked before the body starts, so the wait for a
+person never counts against the call's deadline (nor, in Code Mode, against the program's clock).
+
+**Cancelling the awaiting task** (``task.cancel()``) passes the cancellation to the body as a plain
+``await`` would, and waits for its cleanup for the grace at most before ``CancelledError``
+propagates; the schedulers drain their started calls for the runtime's grace too
+(``runtime.stages.drain_s``).
 """
 
 from __future__ import annotations
@@ -44,7 +56,7 @@ from toolrt._content import text_content
 from toolrt._events import Disposer
 from toolrt._execution import ToolExecution
 from toolrt._json import js_number
-from toolrt._ordered_executor import CANCEL_DRAIN_S
+from toolrt._pipeline import DEFAULT_GRACE_MS
 from toolrt._registry import RUN_CODE_NAME
 from toolrt._results import ToolError, ToolErrorInfo, ToolExecutionResult, ToolFailure
 from toolrt._tool_definition import ToolDefinition
@@ -100,7 +112,7 @@ def timeout_result(timeout_ms: float, meta: Any = None) -> ToolFailure:
 def install_timeout_policy(
     target: ToolRuntime | Scope,
     *,
-    grace_ms: float = 5_000,
+    grace_ms: float = DEFAULT_GRACE_MS,
     prepend: bool = False,
 ) -> Disposer:
     """Install the wrapper on a runtime (every call) or a scope (that agent's calls).
@@ -115,7 +127,7 @@ def install_timeout_policy(
     runtime, key = (target.runtime, target.key) if isinstance(target, Scope) else (target, None)
     keys = _explicit.setdefault(runtime, Counter())
     keys[key] += 1
-    listening = target.on("tools/execute", _enforcer(runtime, grace_ms, explicit=True), prepend=prepend)
+    listening = target.on("tools/execute", _enforcer(runtime, grace_ms), prepend=prepend)
 
     def dispose() -> None:
         listening()
@@ -126,13 +138,89 @@ def install_timeout_policy(
     return Disposer(dispose, target)
 
 
-def install_default_deadline(runtime: ToolRuntime, *, grace_ms: float = 5_000) -> Disposer:
-    """The deadline every runtime installs on itself (see the module docstring for who is exempt)."""
-    return runtime.on("tools/execute", _enforcer(runtime, grace_ms, explicit=False))
+def install_default_deadline(runtime: ToolRuntime, *, grace_ms: float = DEFAULT_GRACE_MS) -> Disposer:
+    """The deadline every runtime installs on itself (see the module docstring for who is exempt).
+
+    Call it again to change the grace of a runtime's default deadline::
+
+        install_default_deadline(runtime, grace_ms=1_000)
+
+    The grace also bounds how long a cancelled turn waits for its started bodies' cleanup.
+    """
+    if not grace_ms >= 0:
+        raise ValueError("grace_ms must be a non-negative number")
+    stages = runtime.stages
+    previous = stages.deadline
+    installed = _DefaultDeadline(runtime, grace_ms)
+    stages.deadline = installed
+
+    def dispose() -> None:
+        if stages.deadline is installed:
+            stages.deadline = previous
+
+    return Disposer(dispose, runtime)
+
+
+class _DefaultDeadline:
+    """The runtime's default deadline, timed by the pipeline itself (see the module docstring)."""
+
+    __slots__ = ("_covered", "_grace_ms", "_runtime")
+
+    def __init__(self, runtime: ToolRuntime, grace_ms: float) -> None:
+        self._runtime = runtime
+        self._grace_ms = grace_ms
+        # Shared with install_timeout_policy: empty (and falsy) unless an explicit policy is installed.
+        self._covered = _explicit.setdefault(runtime, Counter())
+
+    @property
+    def grace_ms(self) -> float:
+        """How long a body that ignores its fired signal is waited for."""
+        return self._grace_ms
+
+    def timeout_ms(self, execution: ToolExecution, definition: ToolDefinition) -> float | None:
+        """The tool's ``timeout_ms``, else the runtime's (``None`` for exempt tools, ``UNBOUNDED``
+        and calls an explicit timeout policy covers)."""
+        chosen: object = definition.timeout_ms
+        if chosen is None:
+            if definition.run_inline or execution.name == RUN_CODE_NAME:
+                return None
+            chosen = self._runtime.tool_timeout_ms
+        if self._covered and _covered(self._runtime, execution.agent):
+            return None
+        return chosen if isinstance(chosen, int | float) else None
+
+    def expired(
+        self, execution: ToolExecution, timeout_ms: float, *, detached: bool, on_thread: bool
+    ) -> ToolExecutionResult:
+        """``TOOL_TIMEOUT``; for a detached body with the report the explicit policy gives."""
+        if not detached:
+            return timeout_result(timeout_ms)
+        return _detached_result(execution, timeout_ms, self._grace_ms, on_thread)
+
+    def ended_late(self, execution: ToolExecution, outcome: str) -> None:
+        """Log that a detached body has ended at last."""
+        logger.warning('tool "%s" (%s): detached body %s', execution.name, execution.call_id, outcome)
+
+
+def _detached_result(
+    execution: ToolExecution, timeout_ms: float, grace_ms: float, on_thread: bool
+) -> ToolFailure:
+    logger.warning(
+        'tool "%s" (%s): ignored its timeout of %sms for %sms more; detached and still running%s',
+        execution.name,
+        execution.call_id,
+        js_number(timeout_ms),
+        js_number(grace_ms),
+        " (its worker thread is leaked: a thread cannot be stopped)" if on_thread else "",
+    )
+    report: dict[str, Any] = {"timeoutMs": timeout_ms, "graceMs": grace_ms, "detached": True}
+    if on_thread:
+        report["leakedThread"] = True
+    return timeout_result(timeout_ms, {"timeout": report})
 
 
 def _enforcer(
-    runtime: ToolRuntime, grace_ms: float, *, explicit: bool
+    runtime: ToolRuntime, grace_ms: float
 ) -> Callable[[ToolExecution, Callable[[], Awaitable[ToolExecutionResult]]], Awaitable[ToolExecutionResult]]:
     detached: set[asyncio.Task[Any]] = set()
 
@@ -141,8 +229,6 @@ def _enforcer(
     ) -> ToolExecutionResult:
         definition = execution.definition  # resolved once when the call was created
         timeout_ms = _deadline_ms(runtime, definition, execution.name)
-        if not explicit and _covered(runtime, execution.agent):
-            timeout_ms = None
         if timeout_ms is None:
             return await next()
         on_thread = definition is not None and not definition.body_is_async and not definition.run_inline
@@ -164,23 +250,12 @@ def _enforcer(
         detached_now = False
         try:
             try:
-                result = await _wait_with_grace(body, waiter, grace)
+                result = await _wait_with_grace(body, waiter, grace, grace_ms)
             except _Detached:
                 detached_now = True
                 detached.add(body)
                 body.add_done_callback(lambda task: _report_late(task, execution, detached))
-                logger.warning(
-                    'tool "%s" (%s): ignored its timeout of %sms for %sms more; detached and still running%s',
-                    execution.name,
-                    execution.call_id,
-                    js_number(timeout_ms),
-                    js_number(grace_ms),
-                    " (its worker thread is leaked: a thread cannot be stopped)" if on_thread else "",
-                )
-                report: dict[str, Any] = {"timeoutMs": timeout_ms, "graceMs": grace_ms, "detached": True}
-                if on_thread:
-                    report["leakedThread"] = True
-                return timeout_result(timeout_ms, {"timeout": report})
+                return _detached_result(execution, timeout_ms, grace_ms, on_thread)
             if deadline.aborted and deadline.reason is reason:
                 return timeout_result(timeout_ms)
             return result
@@ -212,7 +287,10 @@ def _wake(waiter: asyncio.Future[None], *_: object) -> None:
 
 
 async def _wait_with_grace(
-    body: asyncio.Future[ToolExecutionResult], waiter: asyncio.Future[None], grace: list[asyncio.TimerHandle]
+    body: asyncio.Future[ToolExecutionResult],
+    waiter: asyncio.Future[None],
+    grace: list[asyncio.TimerHandle],
+    grace_ms: float,
 ) -> ToolExecutionResult:
     # One future woken by whichever comes first: the body's end, or the end of the grace that the
     # deadline starts (on_deadline). No extra task per call: every call pays for this wrapper.
@@ -225,8 +303,8 @@ async def _wait_with_grace(
         raise _Detached
     except asyncio.CancelledError:
         body.cancel()
-        # The caller's cancellation waits (bounded) for the body's cleanup, as a signal abort does.
-        await asyncio.wait({body}, timeout=CANCEL_DRAIN_S)
+        # The caller's cancellation waits for the body's cleanup, bounded by this policy's grace.
+        await asyncio.wait({body}, timeout=grace_ms / 1000)
         raise
     finally:
         body.remove_done_callback(wake)

@@ -10,6 +10,9 @@ Three layers, each usable on its own:
   with a small identity-keyed cache of compiled validators.
 * :mod:`~toolrt.schema._dsl` — the author DSL ``define_tool`` takes (:data:`ParameterSchemaSpec`,
   :data:`ValueSchemaSpec`), compiled to the raw subset.
+* :mod:`~toolrt.schema._normalize` — :func:`normalize_schema` maps the dialects of real tool
+  catalogues (``"type": "dict"``, ``"float"``, type arrays, ``"default": "None"``...) into the
+  subset and reports every rewrite (:class:`NormalizedSchema`).
 
 Python adaptations of upstream's JavaScript rules are documented in each module; the short form:
 a JSON object is a ``dict`` with ``str`` keys, an array a ``list``/``tuple``, ``None`` is ``null``
@@ -44,6 +47,7 @@ from toolrt.schema._dsl import (
     validate_args,
     value_schema_spec_to_json_schema,
 )
+from toolrt.schema._normalize import NormalizedSchema, SchemaNormalizedWarning, normalize_schema
 from toolrt.schema._subset import (
     SCHEMA_TYPES,
     assert_object_json_schema,
@@ -62,6 +66,7 @@ __all__ = [
     "IntegerValueSchemaSpec",
     "JsonParameterSpec",
     "JsonValueSchemaSpec",
+    "NormalizedSchema",
     "NullParameterSpec",
     "NullValueSchemaSpec",
     "NumberParameterSpec",
@@ -72,6 +77,7 @@ __all__ = [
     "OneOfValueSchemaSpec",
     "ParameterPropertySpec",
     "ParameterSchemaSpec",
+    "SchemaNormalizedWarning",
     "StringParameterSpec",
     "StringValueSchemaSpec",
     "Validator",
@@ -80,6 +86,7 @@ __all__ = [
     "assert_supported_json_schema",
     "compile_validator",
     "json_schema_violations",
+    "normalize_schema",
     "parameter_schema_spec_to_json_schema",
     "validate_args",
     "validate_json_schema_value",

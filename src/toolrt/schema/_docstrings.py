@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["Docstring", "parse_docstring"]
+__all__ = ["Docstring", "parse_docstring", "parse_return_keys"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +96,41 @@ _SPHINX_PARAM_FIELDS = frozenset({"param", "parameter", "arg", "argument", "key"
 
 
 _RETURN_TYPE_PREFIX = re.compile(r"^[\w.]+(?:\[.*?\])?:\s+")
+
+
+# A keyed ``Returns:`` entry, ``name (type):`` (bulleted or not): how real catalogues (BFCL's back
+# ends) name the keys of a returned dict. The type must look like a type, so prose stays prose.
+_RETURN_KEY = re.compile(
+    r"(?<!\S)(?:[-*]\s+)?([A-Za-z_]\w*)\s*\(([A-Za-z_][\w.]*(?:\[[^()]*?\])?(?:,\s*optional)?)\)\s*:(?=\s|$)"
+)
+
+
+def parse_return_keys(returns: str | None) -> tuple[tuple[str, str, str], ...]:
+    """The result keys a ``Returns:`` text documents, as ``(key, type, description)`` triples.
+
+    Why: a method returning ``dict[str, Any]`` says what its keys are only in prose; split into
+    entries, the SDKs can show each key on its own line. A text counts as keyed only when it
+    *starts* with a ``name (type):`` entry (the form a Google-style ``Returns:`` section uses for
+    named values); ``type: text`` stays one description, since ``str: The text.`` names a type, not
+    a key. Works on the joined text :func:`parse_docstring` produces as well as on the raw lines.
+
+    >>> parse_return_keys("current_working_directory (str): The new current directory.")
+    (('current_working_directory', 'str', 'The new current directory.'),)
+    >>> parse_return_keys("order_id (int): The id. status (str): Open (or closed).")
+    (('order_id', 'int', 'The id.'), ('status', 'str', 'Open (or closed).'))
+    >>> parse_return_keys("str: The text."), parse_return_keys(None)
+    ((), ())
+    """
+    if not returns:
+        return ()
+    heads = list(_RETURN_KEY.finditer(returns))
+    if not heads or returns[: heads[0].start()].strip():
+        return ()
+    keys: list[tuple[str, str, str]] = []
+    for index, head in enumerate(heads):
+        end = heads[index + 1].start() if index + 1 < len(heads) else len(returns)
+        keys.append((head.group(1), head.group(2), " ".join(returns[head.end() : end].split())))
+    return tuple(keys)
 
 
 def parse_docstring(doc: str | None) -> Docstring:

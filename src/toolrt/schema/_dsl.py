@@ -32,6 +32,7 @@ from typing import Any, Final, Literal, NotRequired, TypeAlias, TypedDict
 from toolrt._errors import JsonSchemaError
 from toolrt._json import JsonValue
 from toolrt.schema._subset import (
+    NUMBER_BOUNDS,
     SchemaPath,
     assert_supported_json_schema,
     read_array,
@@ -78,14 +79,17 @@ class _Annotations(TypedDict, total=False):
     title: str
     default: JsonValue
     examples: JsonValue
+    format: str
 
 
 class StringValueSchemaSpec(_Annotations):
-    """A string, optionally limited by ``enum`` and/or ``const``."""
+    """A string, optionally limited by ``enum``/``const`` and a length in code points (decision 0011)."""
 
     type: Literal["string"]
     enum: NotRequired[Sequence[str]]
     const: NotRequired[str]
+    minLength: NotRequired[int]
+    maxLength: NotRequired[int]
 
 
 class NumberValueSchemaSpec(_Annotations):
@@ -94,6 +98,11 @@ class NumberValueSchemaSpec(_Annotations):
     type: Literal["number"]
     enum: NotRequired[Sequence[float]]
     const: NotRequired[float]
+    minimum: NotRequired[float]
+    maximum: NotRequired[float]
+    exclusiveMinimum: NotRequired[float]
+    exclusiveMaximum: NotRequired[float]
+    multipleOf: NotRequired[float]
 
 
 class IntegerValueSchemaSpec(_Annotations):
@@ -102,6 +111,11 @@ class IntegerValueSchemaSpec(_Annotations):
     type: Literal["integer"]
     enum: NotRequired[Sequence[int]]
     const: NotRequired[int]
+    minimum: NotRequired[float]
+    maximum: NotRequired[float]
+    exclusiveMinimum: NotRequired[float]
+    exclusiveMaximum: NotRequired[float]
+    multipleOf: NotRequired[float]
 
 
 class BooleanValueSchemaSpec(_Annotations):
@@ -125,6 +139,9 @@ class ArrayValueSchemaSpec(_Annotations):
 
     type: Literal["array"]
     items: NotRequired[ValueSchemaSpec]
+    minItems: NotRequired[int]
+    maxItems: NotRequired[int]
+    uniqueItems: NotRequired[bool]
 
 
 class ObjectValueSchemaSpec(_Annotations):
@@ -220,13 +237,16 @@ ParameterSchemaSpec: TypeAlias = Mapping[str, ParameterPropertySpec]
 
 # --- compilation ---------------------------------------------------------------------------------
 
-_ANNOTATION_KEYS: Final = ("description", "title", "default", "examples")
+_ANNOTATION_KEYS: Final = ("description", "title", "default", "examples", "format")
+# Decision 0011's bounds pass through to the raw subset, which checks their values and placement.
+_SCALAR_BOUNDS: Final = (*NUMBER_BOUNDS, "multipleOf", "minLength", "maxLength")
+_ARRAY_BOUNDS: Final = ("minItems", "maxItems", "uniqueItems")
 _SCALAR_TYPES: Final = ("string", "number", "integer", "boolean", "null")
 _ONE_OF_KEYS: Final = frozenset({*_ANNOTATION_KEYS, "oneOf", "type"})
 _JSON_KEYS: Final = frozenset({*_ANNOTATION_KEYS, "type"})
 _OBJECT_KEYS: Final = frozenset({*_ANNOTATION_KEYS, "type", "properties", "additionalProperties"})
-_ARRAY_KEYS: Final = frozenset({*_ANNOTATION_KEYS, "type", "items"})
-_SCALAR_KEYS: Final = frozenset({*_ANNOTATION_KEYS, "type", "enum", "const"})
+_ARRAY_KEYS: Final = frozenset({*_ANNOTATION_KEYS, "type", "items", *_ARRAY_BOUNDS})
+_SCALAR_KEYS: Final = frozenset({*_ANNOTATION_KEYS, "type", "enum", "const", *_SCALAR_BOUNDS})
 _REQUIRED: Final = frozenset({"required"})
 
 # Compiler tasks (first element of each task tuple).
@@ -393,6 +413,7 @@ def _compile_value(
         _check_keys(record, path, _ARRAY_KEYS, allow_required)
         node["type"] = "array"
         _copy_annotations(record, node)
+        _copy_bounds(record, node, _ARRAY_BOUNDS)
         if "items" in record:
             push((_VALUE, record["items"], (path, ".items"), False, node, "items"))
     elif kind in _SCALAR_TYPES:
@@ -406,8 +427,15 @@ def _compile_value(
             node["enum"] = list(entries)
         if "const" in record:
             node["const"] = record["const"]
+        _copy_bounds(record, node, _SCALAR_BOUNDS)
     else:
         raise _author_error(
             f"{render_path(path)}.type must be "
             "string/number/integer/boolean/null/array/object/json, or use oneOf"
         )
+
+
+def _copy_bounds(record: Mapping[str, Any], node: dict[str, Any], keys: tuple[str, ...]) -> None:
+    for key in keys:
+        if key in record:
+            node[key] = record[key]

@@ -1,7 +1,7 @@
 """The raw JSON-Schema subset every toolrt schema is checked against (upstream J1–J3).
 
 Why a subset: every schema toolrt accepts is *enforced*. A keyword the validator would not
-implement (``pattern``, ``minimum``, ``anyOf``, ``$ref``, ...) is rejected when the schema is
+implement (``pattern``, ``anyOf``, ``$ref``, ``minProperties``, ...) is rejected when the schema is
 declared, instead of being sent to the model as a promise the runtime silently ignores.
 
 Vocabulary (J1): constraints ``type`` (one of ``object array string number integer boolean null``),
@@ -10,6 +10,14 @@ undeclared property's value must match: toolrt's extension of the seed subset, d
 ``items``, ``enum``, ``const``; annotations ``description`` and ``title`` (strings), ``default``
 and ``examples`` (lossless JSON). A node with neither ``type`` nor ``oneOf`` and no constraint
 accepts any lossless JSON value.
+
+Decision 0011 grows it with the bounds a model can read and the validator enforces exactly:
+``minimum``/``maximum``/``exclusiveMinimum``/``exclusiveMaximum`` (lossless numbers) and
+``multipleOf`` (a positive number) on ``number``/``integer``; ``minLength``/``maxLength`` (code
+points) on ``string``; ``minItems``/``maxItems`` and ``uniqueItems`` (a boolean) on ``array``; and
+the annotation ``format`` (a string: like Draft 2020-12's default, it describes and never fails a
+value; ``@tool`` parses the formats it emits itself). ``pattern`` stays outside: ECMA-262 and
+Python regular expressions disagree, so a regex is description text, never a keyword.
 
 Python adaptations of the upstream (JavaScript) rules:
 
@@ -37,6 +45,8 @@ from toolrt._errors import JsonSchemaError
 from toolrt._json import MAX_SAFE_INTEGER, FrozenDict, FrozenList, is_lossless_json
 
 __all__ = [
+    "COUNT_BOUNDS",
+    "NUMBER_BOUNDS",
     "SCHEMA_TYPES",
     "SchemaPath",
     "assert_object_json_schema",
@@ -56,24 +66,49 @@ SCHEMA_TYPES: Final = ("object", "array", "string", "number", "integer", "boolea
 """The single-type keywords of the subset, in the order the messages list them."""
 
 _SCALAR_TYPES: Final = frozenset({"string", "number", "integer", "boolean", "null"})
+NUMBER_BOUNDS: Final = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+"""The numeric bound keywords (decision 0011), each a lossless number."""
+COUNT_BOUNDS: Final = ("minLength", "maxLength", "minItems", "maxItems")
+"""The length and size keywords (decision 0011), each a non-negative integer."""
+_BOUND_KEYWORDS: Final = (*NUMBER_BOUNDS, "multipleOf", *COUNT_BOUNDS, "uniqueItems")
 _CONSTRAINTS: Final = frozenset(
     {"type", "oneOf", "properties", "required", "additionalProperties", "items", "enum", "const"}
+    | set(_BOUND_KEYWORDS)
 )
-_ANNOTATIONS: Final = frozenset({"description", "title", "default", "examples"})
+_ANNOTATIONS: Final = frozenset({"description", "title", "default", "examples", "format"})
 # The keywords that need a type (or are meaningless beside oneOf), in the order they are reported.
-_SIBLING_KEYWORDS: Final = ("properties", "required", "additionalProperties", "items", "enum", "const")
+_SIBLING_KEYWORDS: Final = (
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    *_BOUND_KEYWORDS,
+)
 _OBJECT_ONLY: Final = frozenset({"object"})
+_NUMERIC_TYPES: Final = frozenset({"number", "integer"})
+_STRING_ONLY: Final = frozenset({"string"})
+_ARRAY_ONLY: Final = frozenset({"array"})
 _ALLOWED_ON: Final = (
     ("properties", _OBJECT_ONLY),
     ("required", _OBJECT_ONLY),
     ("additionalProperties", _OBJECT_ONLY),
-    ("items", frozenset({"array"})),
+    ("items", _ARRAY_ONLY),
     ("enum", _SCALAR_TYPES),
     ("const", _SCALAR_TYPES),
+    *((key, _NUMERIC_TYPES) for key in (*NUMBER_BOUNDS, "multipleOf")),
+    ("minLength", _STRING_ONLY),
+    ("maxLength", _STRING_ONLY),
+    ("minItems", _ARRAY_ONLY),
+    ("maxItems", _ARRAY_ONLY),
+    ("uniqueItems", _ARRAY_ONLY),
 )
 _UNKNOWN_KEYWORD: Final = (
     " is not a supported keyword"
-    " (subset: type/oneOf/properties/required/additionalProperties/items/enum/const + annotations)"
+    " (subset: type/oneOf/properties/required/additionalProperties/items/enum/const,"
+    " minimum/maximum/exclusiveMinimum/exclusiveMaximum/multipleOf, minLength/maxLength,"
+    " minItems/maxItems/uniqueItems + annotations)"
 )
 _TYPE_LIST: Final = "/".join(SCHEMA_TYPES)
 
@@ -178,9 +213,13 @@ def plain_scalar(value: object) -> object:
 
 
 def safely_lossless(value: object) -> bool:
-    """:func:`is_lossless_json` that treats any exception (a hostile container) as "not lossless"."""
+    """:func:`is_lossless_json` that treats any exception (a hostile container) as "not lossless".
+
+    Schema text may hold lone surrogates (upstream's are JavaScript strings; the renderers escape
+    them), so this check keeps them: it is the text of *values* that must be valid UTF-8.
+    """
     try:
-        return is_lossless_json(value)
+        return is_lossless_json(value, lone_surrogates=True)
     except Exception:
         return False
 
@@ -195,14 +234,15 @@ _ONE_OF_TAIL: Final = 2
 _OBJECT_TAIL: Final = 3
 
 
-def json_schema_violations(schema: object) -> list[str]:
+def json_schema_violations(schema: object, root: str = "schema") -> list[str]:
     """Every way ``schema`` falls outside the supported subset, in walk order (``[]`` if supported).
 
     The same list :func:`assert_supported_json_schema` raises with; useful when the caller wants to
-    report rather than raise. Total: never raises, whatever ``schema`` is.
+    report rather than raise. ``root`` names the schema in the paths (``schema.properties.x...``).
+    Total: never raises, whatever ``schema`` is.
     """
     violations: list[str] = []
-    _collect(schema, "schema", violations)
+    _collect(schema, root, violations)
     return violations
 
 
@@ -292,6 +332,8 @@ def _collect(root: object, root_path: str, violations: list[str]) -> None:
             violations.append(f"{render_path(path)}.description must be a string")
         if "title" in record and not isinstance(record["title"], str):
             violations.append(f"{render_path(path)}.title must be a string")
+        if "format" in record and not isinstance(record["format"], str):
+            violations.append(f"{render_path(path)}.format must be a string")
 
         has_type = "type" in record
         has_one_of = "oneOf" in record
@@ -326,6 +368,7 @@ def _collect(root: object, root_path: str, violations: list[str]) -> None:
         for key, types in _ALLOWED_ON:
             if key in record and schema_type not in types:
                 violations.append(f'{render_path(path)}.{key} is not supported on type "{schema_type}"')
+        _check_bounds(record, path, violations)
 
         if schema_type == "object":
             properties = record.get("properties")
@@ -392,3 +435,23 @@ def _check_literals(
                     f"{render_path(path)}.const must be one of {render_path(path)}.enum "
                     "when both are declared"
                 )
+
+
+def _check_bounds(record: Mapping[str, Any], path: SchemaPath, violations: list[str]) -> None:
+    """The values of the bound keywords (decision 0011): numbers, counts and a boolean."""
+    for key in NUMBER_BOUNDS:
+        if key in record:
+            number = plain_number(record[key])
+            if number is None or not is_lossless_number(number):
+                violations.append(f"{render_path(path)}.{key} must be a finite JSON number")
+    if "multipleOf" in record:
+        number = plain_number(record["multipleOf"])
+        if number is None or not is_lossless_number(number) or number <= 0:
+            violations.append(f"{render_path(path)}.multipleOf must be a number greater than 0")
+    for key in COUNT_BOUNDS:
+        if key in record:
+            number = plain_number(record[key])
+            if number is None or not is_lossless_number(number) or not is_integral(number) or number < 0:
+                violations.append(f"{render_path(path)}.{key} must be a non-negative integer")
+    if "uniqueItems" in record and type(record["uniqueItems"]) is not bool:
+        violations.append(f"{render_path(path)}.uniqueItems must be a boolean")

@@ -4,11 +4,20 @@ This is the engine behind :func:`toolrt.tool`. It turns a function signature int
 
 * a **parameters** schema (``{"type": "object", "properties": ..., "required": ...,
   "additionalProperties": false}``) and an **output** schema, both inside the enforced subset
-  (``type``/``oneOf``/``properties``/``required``/``additionalProperties``/``items``/``enum``/``const``
-  plus ``description``/``title``/``default``/``examples``; no ``$ref``, everything inlined);
+  (``type``/``oneOf``/``properties``/``required``/``additionalProperties``/``items``/``enum``/``const``,
+  the bounds of decision 0011 plus ``description``/``title``/``default``/``examples``/``format``; no
+  ``$ref``, everything inlined);
 * a **description** from the docstring summary, with per-parameter descriptions from ``Args:``;
 * per-parameter **converters** (frozen JSON → ``Enum`` members, dataclass and pydantic instances,
-  tuples) and a **return converter** (instances → JSON data).
+  tuples, sets, ``datetime``/``date``/``time``/``UUID``/``Path``/``Decimal`` parsed from their
+  formatted strings) and a **return converter** (instances → JSON data).
+
+Constraints travel as keywords (decision 0011): ``Annotated[int, Field(gt=0)]`` and plain
+``annotated_types`` (``Gt``, ``Le``, ``MinLen``, ``MaxLen``, ``Len``, ``Interval``, ...) become
+``exclusiveMinimum``/``maximum``/``minLength``/``minItems``/... on the type they constrain; what has no
+keyword (a ``pattern``) becomes description text, enforced by pydantic inside a model and by the
+converter outside one. ``set[T]`` is an array with ``uniqueItems``, ``tuple[T, T]`` one with an exact
+size.
 
 >>> def add(a: int, b: int = 0) -> int:
 ...     '''Add two integers.
@@ -23,8 +32,9 @@ This is the engine behind :func:`toolrt.tool`. It turns a function signature int
 
 Why so many loud failures: the subset's ``oneOf`` means *exactly one* branch matches. A hint that
 cannot be expressed faithfully (``str | Literal["a"]`` overlaps, ``dict[int, str]`` has non-string
-keys, a recursive type would need ``$ref``) raises ``TypeError`` when the tool is defined, naming the
-parameter, instead of producing a schema that silently accepts the wrong values or rejects the right ones.
+keys, a recursive type would need ``$ref``, ``tuple[int, str]`` would need ``prefixItems``) raises
+``TypeError`` when the tool is defined, naming the parameter, instead of producing a schema that
+silently accepts the wrong values or rejects the right ones.
 
 This module is the whole walk from a hint to a schema node: the entry point and its per-function
 results, the nodes (objects, literals, enums and ``oneOf`` unions, with the checks that refuse what
@@ -44,6 +54,7 @@ import enum
 import functools
 import inspect
 import math
+import re
 import sys
 import types
 import typing
@@ -53,11 +64,14 @@ from typing import Any, ForwardRef, Literal, TypeVar, Union, get_args, get_origi
 
 from toolrt._json import NotLosslessJsonError, snapshot_json, thaw
 from toolrt.schema._converters import (
+    STRING_FORMATS,
     Converter,
     dataclass_converter,
     dataclass_out,
     enum_converter,
     enum_value,
+    format_converter,
+    format_out,
     fresh_copy,
     generic_out,
     is_class,
@@ -67,7 +81,10 @@ from toolrt.schema._converters import (
     mapping_converter,
     model_converter,
     model_out,
+    pattern_converter,
     sequence_out,
+    set_converter,
+    set_out,
     to_int,
     tuple_converter,
     values_converter,
@@ -327,6 +344,9 @@ _SEQUENCE_ORIGINS: tuple[Any, ...] = (list, collections.abc.Sequence, collection
 _MAPPING_ORIGINS: tuple[Any, ...] = (dict, collections.abc.Mapping, collections.abc.MutableMapping)
 
 
+_SET_ORIGINS: tuple[Any, ...] = (set, frozenset, collections.abc.Set, collections.abc.MutableSet)
+
+
 class _Unsupported(Exception):
     """Raised inside the walk; :func:`analyze_function` turns it into the public ``TypeError``."""
 
@@ -373,11 +393,14 @@ class _Notes:
     description: str | None = None
     title: str | None = None
     examples: Any = _MISSING
+    # annotated_types / pydantic constraint objects from Annotated[...] (decision 0011).
+    constraints: list[Any] = field(default_factory=list)
 
 
 _UNSUPPORTED_HINT = (
     "cannot be expressed in the supported JSON Schema subset; use str, int, float, bool, None, "
-    "Literal, an Enum, list[T]/Sequence[T]/tuple[T, ...], dict[str, T], a TypedDict, a dataclass, "
+    "Literal, an Enum, datetime/date/time/UUID/Path/Decimal (formatted strings), "
+    "list[T]/Sequence[T]/tuple[T, ...]/set[T], dict[str, T], a TypedDict, a dataclass, "
     "a pydantic model, or a union of those"
 )
 
@@ -675,11 +698,165 @@ def _field_hint(info: Any) -> Any:
     return Any if info.annotation is None else info.annotation
 
 
-def _unenforced(metadata: Any) -> str:
+def _model_field_hint(info: Any) -> Any:
+    """A model field's hint with its constraints (pydantic moves ``Field(gt=0)`` into ``metadata``)."""
+    hint = _field_hint(info)
+    if info.metadata:
+        return typing.Annotated[(hint, *info.metadata)]
+    return hint
+
+
+def _is_constraint(meta: Any) -> bool:
+    """An annotated_types constraint, or pydantic's bundle of the constraints it adds (``pattern``)."""
+    module = type(meta).__module__.split(".")[0]
+    return module == "annotated_types" or (
+        module == "pydantic" and type(meta).__name__ == "_PydanticGeneralMetadata"
+    )
+
+
+# annotated_types class name → (attribute, keyword for numbers, for strings, for arrays).
+_CONSTRAINT_KEYWORDS: dict[str, tuple[str, str | None, str | None, str | None]] = {
+    "Gt": ("gt", "exclusiveMinimum", None, None),
+    "Ge": ("ge", "minimum", None, None),
+    "Lt": ("lt", "exclusiveMaximum", None, None),
+    "Le": ("le", "maximum", None, None),
+    "MultipleOf": ("multiple_of", "multipleOf", None, None),
+    "MinLen": ("min_length", None, "minLength", "minItems"),
+    "MaxLen": ("max_length", None, "maxLength", "maxItems"),
+}
+# pydantic general metadata that needs no keyword: JSON never coerces and has no inf/NaN.
+_IMPLIED: frozenset[str] = frozenset({"strict", "allow_inf_nan", "coerce_numbers_to_str", "fail_fast"})
+
+
+_SENTENCES: dict[str, str] = {
+    "Gt": "Must be > {}.",
+    "Ge": "Must be >= {}.",
+    "Lt": "Must be < {}.",
+    "Le": "Must be <= {}.",
+    "MultipleOf": "Must be a multiple of {}.",
+    "MinLen": "Must have a length of at least {}.",
+    "MaxLen": "Must have a length of at most {}.",
+}
+
+
+def _sentence(constraint: Any) -> str:
+    """A constraint the subset has no keyword for, as the words the model reads in a description."""
+    name = type(constraint).__name__
+    if name in _SENTENCES:
+        value = getattr(constraint, _CONSTRAINT_KEYWORDS[name][0])
+        return _SENTENCES[name].format(value.isoformat() if hasattr(value, "isoformat") else value)
+    return f"Constraint: {constraint!r}."
+
+
+def _flatten_constraints(constraints: list[Any]) -> list[Any]:
+    flat: list[Any] = []
+    for constraint in constraints:
+        name = type(constraint).__name__
+        if (
+            name not in _CONSTRAINT_KEYWORDS
+            and hasattr(constraint, "__iter__")
+            and _is_constraint(constraint)
+        ):
+            flat.extend(constraint)  # Interval, Len: GroupedMetadata of the simple ones
+        else:
+            flat.append(constraint)
+    return flat
+
+
+def _constrain(node: _Node, constraints: list[Any], hint: Any, ask: _Ask) -> tuple[_Node, list[str]]:
+    """``node`` with its Annotated constraints as keywords; the sentences for those with none.
+
+    A keyword goes on every branch of the type it constrains (``Annotated[int | None, Gt(0)]`` bounds
+    the integer, as pydantic does). Outside a pydantic model, a constraint with no keyword is
+    enforced by @tool only for ``pattern`` (a converter); any other one is refused.
+    """
+    # Per constraint: the keyword it becomes for each type family it can apply to.
+    keywords: list[tuple[Any, dict[str, tuple[str, Any]]]] = []
+    sentences: list[str] = []
+    pattern: str | None = None
+    for constraint in _flatten_constraints(constraints):
+        name = type(constraint).__name__
+        if name in _CONSTRAINT_KEYWORDS:
+            attribute, for_number, for_string, for_array = _CONSTRAINT_KEYWORDS[name]
+            value = getattr(constraint, attribute)
+            if isinstance(value, bool) or not isinstance(value, int | float) or _scalar_kind(value) is None:
+                if ask.in_model:  # Gt(datetime(...)), Gt(Decimal(...)): pydantic enforces it
+                    sentences.append(_sentence(constraint))
+                    continue
+                raise _Unsupported(
+                    f"constraint {constraint!r}: the bound must be a finite int or float", ask.path
+                )
+            families = (("number", for_number), ("string", for_string), ("array", for_array))
+            keywords.append(
+                (constraint, {family: (key, value) for family, key in families if key is not None})
+            )
+            continue
+        if name == "_PydanticGeneralMetadata":
+            for key, value in vars(constraint).items():
+                if key in _IMPLIED or value is None:
+                    continue
+                if key == "pattern" and isinstance(value, str):
+                    pattern = value
+                    sentences.append(f"Must match the regular expression {value}.")
+                elif ask.in_model:
+                    sentences.append(f"Constraint: {key}={value!r}.")
+                else:
+                    raise _Unsupported(_unenforced(f"{key}={value!r}"), ask.path)
+            continue
+        if ask.in_model:
+            sentences.append(f"Constraint: {constraint!r}.")
+        else:
+            raise _Unsupported(_unenforced(constraint), ask.path)
+
+    def fits(branch: dict[str, Any], family: str) -> bool:
+        kind = branch.get("type")
+        return kind in ("number", "integer") if family == "number" else kind == family
+
+    used: set[int] = set()
+
+    def constrain(branch: dict[str, Any]) -> dict[str, Any]:
+        extra: dict[str, Any] = {}
+        for index, (_, by_family) in enumerate(keywords):
+            for family, (key, value) in by_family.items():
+                if fits(branch, family):
+                    extra[key] = value
+                    used.add(index)
+        return {**branch, **extra} if extra else branch
+
+    schema = node.schema
+    if "oneOf" in schema:
+        schema = {**schema, "oneOf": [constrain(branch) for branch in schema["oneOf"]]}
+    else:
+        schema = constrain(schema)
+    for index, (constraint, by_family) in enumerate(keywords):
+        if index not in used:
+            if ask.in_model:  # Field(gt=0) on a Decimal (a string here): pydantic enforces it
+                sentences.append(_sentence(constraint))
+                continue
+            raise _Unsupported(
+                f"{_fmt(hint)}: constraint {constraint!r} applies to a {' or '.join(by_family)}, "
+                "not to this type",
+                ask.path,
+            )
+    if pattern is not None:
+        if not node.kinds & {"string"}:
+            raise _Unsupported(f"{_fmt(hint)}: a pattern needs a string", ask.path)
+        if not ask.in_model:
+            try:
+                converter = pattern_converter(pattern, node.to_python)
+            except re.error as error:
+                raise _Unsupported(
+                    f"pattern {pattern!r} is not a valid regular expression: {error}", ask.path
+                ) from None
+            return dataclasses.replace(node, schema=schema, to_python=converter, keeps_json=False), sentences
+    return dataclasses.replace(node, schema=schema), sentences
+
+
+def _unenforced(constraint: Any) -> str:
     return (
-        f"constraint {', '.join(repr(item) for item in metadata)} cannot be expressed in the subset "
-        "(no minimum/maxLength/pattern) and @tool would not enforce it; check it in the body, or "
-        "use a pydantic model, which validates its own fields"
+        f"constraint {constraint!r} has no JSON Schema keyword in the subset and @tool cannot enforce "
+        "it outside a model; check it in the body, or use a pydantic model, which validates its own "
+        "fields (the constraint then reaches the model as description text)"
     )
 
 
@@ -779,6 +956,14 @@ class _Walk:
         notes = _Notes()
         hint = self._strip(ask.hint, notes, ask)
         node = yield from self._dispatch(hint, ask)
+        if notes.constraints:
+            node, unexpressed = _constrain(node, notes.constraints, hint, ask)
+            if unexpressed:
+                # The model still reads what no keyword says (pydantic or @tool enforces it).
+                text = " ".join(unexpressed)
+                base = notes.description or ask.doc
+                notes.description = f"{base} {text}" if base else text
+                ask = dataclasses.replace(ask, doc=None)
         description = notes.description or ask.doc
         extra: dict[str, Any] = {}
         if description:
@@ -837,11 +1022,10 @@ class _Walk:
                 notes.title = meta.title
             if meta.examples is not None and notes.examples is _MISSING:
                 notes.examples = _json_or_missing(meta.examples)
-            if meta.metadata and not ask.in_model:
-                raise _Unsupported(_unenforced(meta.metadata), ask.path)
+            notes.constraints.extend(meta.metadata)
             return
-        if type(meta).__module__.split(".")[0] == "annotated_types" and not ask.in_model:
-            raise _Unsupported(_unenforced([meta]), ask.path)
+        if _is_constraint(meta):
+            notes.constraints.append(meta)
 
     # -- dispatch -------------------------------------------------------------------------------
 
@@ -872,6 +1056,18 @@ class _Walk:
             )
         base = origin if origin is not None else hint
         if is_class(hint):
+            string_format = STRING_FORMATS.get(hint)
+            if string_format is not None:
+                # A str subclass (a StrEnum is caught above) never gets here: exact classes only.
+                return _Node(
+                    {"type": "string", "format": string_format.format},
+                    frozenset({"string"}),
+                    hint,
+                    to_python=format_converter(string_format),
+                    to_json=format_out(hint, string_format.dump),
+                    keeps_json=False,
+                    out_classes=(hint,),
+                )
             if issubclass(hint, enum.Enum):
                 return _enum(hint, ask)
             if _is_typeddict(hint):
@@ -883,6 +1079,8 @@ class _Walk:
                 return (yield from self._model(hint, ask))
         if base in _SEQUENCE_ORIGINS or base is tuple:
             return (yield from self._array(hint, base, args, ask))
+        if base in _SET_ORIGINS:
+            return (yield from self._set(hint, base, args, ask))
         if base in _MAPPING_ORIGINS:
             return (yield from _open_object(hint, args, ask))
         if origin is not None and (_is_typeddict(origin) or dataclasses.is_dataclass(origin)):
@@ -956,19 +1154,30 @@ class _Walk:
         as_tuple = base is tuple
         if as_tuple and not args and repr(hint).endswith("[()]"):
             args = ((),)  # tuple[()], the empty fixed-length tuple, has no args to tell it apart
+        size: int | None = None
         if as_tuple and args:
-            if len(args) != 2 or args[1] is not Ellipsis:
+            if args == ((),):
+                size, args = 0, ()
+            elif len(args) == 2 and args[1] is Ellipsis:
+                args = args[:1]
+            elif all(arg == args[0] for arg in args):
+                # tuple[float, float]: one item schema and an exact size say it (decision 0011).
+                size, args = len(args), args[:1]
+            else:
                 raise _Unsupported(
-                    f"fixed-length tuple {_fmt(hint)} cannot be expressed (the subset has no "
-                    "prefixItems); use tuple[T, ...], list[T], or a TypedDict/dataclass with named fields",
+                    f"fixed-length tuple {_fmt(hint)} with items of different types cannot be "
+                    "expressed (the subset has no prefixItems); use a TypedDict, dataclass or "
+                    "pydantic model with named fields, or tuple[T, ...] / tuple[T, T] of one type",
                     ask.path,
                 )
-            args = args[:1]
         schema: dict[str, Any] = {"type": "array"}
         item: _Node | None = None
         if args:
             item = yield _Ask(args[0], ask.path + "[]", ask.in_model, ask.ns)
             schema["items"] = item.schema
+        if size is not None:
+            schema["minItems"] = size
+            schema["maxItems"] = size
         item_in = item.to_python if item is not None else None
         item_out = item.to_json if item is not None else None
         keeps_json = item is None or item.keeps_json
@@ -985,6 +1194,33 @@ class _Walk:
             to_json=to_json,
             keeps_json=keeps_json and not as_tuple,
             out_classes=(list, tuple) if to_json else (),
+        )
+
+    def _set(self, hint: Any, base: Any, args: tuple[Any, ...], ask: _Ask) -> _Walker:
+        """``set[T]``/``frozenset[T]`` as an array with ``uniqueItems`` (decision 0011)."""
+        if not args:
+            raise _Unsupported(f"{_fmt(hint)}: name the item type, e.g. set[str]", ask.path)
+        item = yield _Ask(args[0], ask.path + "[]", ask.in_model, ask.ns)
+        if item.kinds & _CONTAINER_KINDS:
+            raise _Unsupported(
+                f"{_fmt(hint)}: set items must be hashable scalars (JSON arrays and objects become "
+                "lists and dicts); use list[...] or tuple[..., ...]",
+                ask.path,
+            )
+        if "boolean" in item.kinds and item.kinds & _NUMERIC:
+            raise _Unsupported(
+                f"{_fmt(hint)}: Python's set holds True and 1 as one item, JSON as two; use list[...]",
+                ask.path,
+            )
+        cls = frozenset if base is frozenset else set
+        return _Node(
+            {"type": "array", "items": item.schema, "uniqueItems": True},
+            frozenset({"array"}),
+            hint,
+            to_python=set_converter(item.to_python, cls),
+            to_json=set_out(item.to_json),
+            keeps_json=False,
+            out_classes=(set, frozenset),
         )
 
     def _enter(self, cls: type, ask: _Ask) -> None:
@@ -1111,7 +1347,7 @@ class _Walk:
                     _Field(
                         info.alias or name,
                         name,
-                        _field_hint(info),
+                        _model_field_hint(info),
                         required,
                         default,
                         info.description,

@@ -18,8 +18,16 @@ shown as ``arguments`` when the root path is ``""``):
   is validated against that schema at ``P.k`` (toolrt's extension, decision 0010); an object with
   no violation must be lossless as a whole, else
   ``"P" must be a lossless JSON object``;
-* arrays → ``"P" must be an array``; items at ``P[i]``; if no violation, the array must be lossless,
-  else ``"P" must be a dense lossless JSON array``;
+* arrays → ``"P" must be an array``; then ``minItems``/``maxItems`` → ``"P" must have at least N
+  items (got M)`` / ``at most``, ``uniqueItems`` → ``"P" must not contain duplicate items ([i] and
+  [j] are equal)`` (JSON equality: ``1`` equals ``1.0``, ``true`` is not ``1``); items at ``P[i]``;
+  if no violation, the array must be lossless, else ``"P" must be a dense lossless JSON array``;
+* the bounds of decision 0011, checked after ``enum``/``const``, first failing one reported:
+  ``"P" must be >= m (got v)`` (``minimum``), ``<=`` (``maximum``), ``>`` (``exclusiveMinimum``),
+  ``<`` (``exclusiveMaximum``), ``"P" must be a multiple of m (got v)`` (``jsonschema``'s
+  arithmetic: a float divisor divides, an int one takes the remainder), and ``"P" must be at least
+  N characters long (got M)`` / ``at most`` for ``minLength``/``maxLength`` (code points, as JSON
+  Schema counts them: Python's ``len``);
 * an exception raised while reading a value (a hostile ``dict``/``list`` subclass) is contained and
   reported as ``"P" must be a lossless JSON value`` at the frame that was reading it. Object and
   array frames read a subclass through its own protocol (``items()``, ``__getitem__``, ``__iter__``);
@@ -42,11 +50,12 @@ subtree again at every level, which would be quadratic on deep values. Everythin
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from fractions import Fraction
 from typing import Any, Final, TypeAlias
 
 from toolrt._errors import JsonSchemaError
-from toolrt._json import MAX_SAFE_INTEGER, FrozenDict, FrozenList, js_json_dumps
+from toolrt._json import MAX_SAFE_INTEGER, FrozenDict, FrozenList, js_json_dumps, js_number
 from toolrt.schema._subset import (
     is_integral,
     is_lossless_number,
@@ -253,7 +262,8 @@ def _inline(node: _Node, value: Any) -> str | None:
             return node.enum_message
         if node.has_const and value != node.const:
             return node.const_message
-        return None
+        check = node.check
+        return None if check is None else check(value)
     except Exception:
         # Only a hostile scalar-like object can get here; report it at its own path, as upstream's
         # per-node frame would.
@@ -367,6 +377,8 @@ def _enter_array(node: _Node, value: Any, chain: _Chain, stack: list[_Frame], ro
         return [f'"{_path(root, chain)}"{node.type_message}']
     items = node.items
     violations: list[str] = []
+    if node.counted:
+        _count_items(node, view, chain, root, violations)
     if items is None:
         return _finish_container(node, chain, root, violations, view if view else None)
     entries: list[Any] | None = None
@@ -385,6 +397,71 @@ def _enter_array(node: _Node, value: Any, chain: _Chain, stack: list[_Frame], ro
         return _finish_container(node, chain, root, violations, None)
     stack.append(_Frame(node, chain, entries, violations))
     return None
+
+
+def _count_items(node: _Node, view: Any, chain: _Chain, root: str, violations: list[str]) -> None:
+    """``minItems``, ``maxItems`` and ``uniqueItems`` of one array (decision 0011)."""
+    size = len(view)
+    where = _path(root, chain)
+    if node.min_items is not None and size < node.min_items:
+        violations.append(f'"{where}" must have at least {_items_text(node.min_items)} (got {size})')
+    if node.max_items is not None and size > node.max_items:
+        violations.append(f'"{where}" must have at most {_items_text(node.max_items)} (got {size})')
+    if node.unique and size > 1:
+        seen: dict[Any, int] = {}
+        for index, item in enumerate(view):
+            first = seen.setdefault(json_equality_key(item), index)
+            if first != index:
+                violations.append(
+                    f'"{where}" must not contain duplicate items ([{first}] and [{index}] are equal)'
+                )
+                break
+
+
+def _items_text(count: int) -> str:
+    return "1 item" if count == 1 else f"{count} items"
+
+
+def json_equality_key(value: object) -> Any:
+    """A hashable key equal for exactly the JSON-equal values (``uniqueItems``' equality).
+
+    ``1`` and ``1.0`` share a key, ``true`` and ``1`` do not, objects compare as key sets, arrays in
+    order. Built iteratively (post-order with an explicit stack), so a deep item cannot overflow.
+    """
+    results: list[Any] = []
+    tasks: list[tuple[int, Any]] = [(0, value)]
+    while tasks:
+        step, item = tasks.pop()
+        if step == 1:  # an array of ``item`` children is complete
+            children = tuple(results[len(results) - item :]) if item else ()
+            del results[len(results) - item :]
+            results.append(("a", children))
+            continue
+        if step == 2:  # an object with keys ``item`` is complete
+            size = len(item)
+            values = results[len(results) - size :] if size else []
+            del results[len(results) - size :]
+            results.append(("o", frozenset(zip(item, values, strict=True))))
+            continue
+        if isinstance(item, str):
+            results.append(("s", str.__str__(item)))
+        elif item is True or item is False or item is None:
+            results.append(("c", item))
+        elif isinstance(item, int | float):
+            results.append(("n", plain_number(item)))
+        elif isinstance(item, dict):
+            keys = list(item.keys())
+            tasks.append((2, keys))
+            for key in reversed(keys):
+                tasks.append((0, item[key]))
+        elif isinstance(item, list | tuple):
+            children_of = list(item)
+            tasks.append((1, len(children_of)))
+            for child in reversed(children_of):
+                tasks.append((0, child))
+        else:
+            results.append(("x", id(item)))  # not JSON: unequal to everything else
+    return results[0]
 
 
 def _enter_one_of(node: _Node, value: Any, chain: _Chain, stack: list[_Frame], root: str) -> list[str] | None:
@@ -522,9 +599,11 @@ class _Node:
     __slots__ = (
         "additional",
         "branches",
+        "check",
         "closed",
         "const",
         "const_message",
+        "counted",
         "declared",
         "enum",
         "enum_message",
@@ -533,9 +612,12 @@ class _Node:
         "has_const",
         "items",
         "kind",
+        "max_items",
+        "min_items",
         "properties",
         "required",
         "type_message",
+        "unique",
     )
 
     def __init__(self, kind: int) -> None:
@@ -555,6 +637,12 @@ class _Node:
         self.items: _Node | None = None
         self.branches: tuple[_Node, ...] = ()
         self.flat_branches = False
+        # Decision 0011's bounds: a scalar's check (message suffix or None), an array's counts.
+        self.check: Callable[[Any], str | None] | None = None
+        self.counted = False
+        self.min_items: int | None = None
+        self.max_items: int | None = None
+        self.unique = False
 
 
 def _compile(schema: object) -> _Node:
@@ -633,6 +721,99 @@ def _shell(schema: object, memo: dict[int, _Node]) -> _Node:
             node.has_const = True
             node.const = plain_scalar(record["const"])
             node.const_message = f" must be {js_json_dumps(node.const)}"
-        if node.enum is None and not node.has_const:
+        if node.kind == _STRING:
+            node.check = _length_check(record)
+        elif node.kind in (_NUMBER, _INTEGER):
+            node.check = _number_check(record)
+        if node.enum is None and not node.has_const and node.check is None:
             node.fast_type = _FAST_TYPE[node.kind]
+    elif node.kind == _ARRAY:
+        if "minItems" in record:
+            node.min_items = int(record["minItems"])
+        if "maxItems" in record:
+            node.max_items = int(record["maxItems"])
+        node.unique = record.get("uniqueItems") is True
+        node.counted = node.min_items is not None or node.max_items is not None or node.unique
     return node
+
+
+def _number_check(record: Mapping[str, Any]) -> Callable[[Any], str | None] | None:
+    """The bounds of a number/integer node as one check, or ``None`` when it has none.
+
+    Reported in keyword order (minimum, exclusiveMinimum, maximum, exclusiveMaximum, multipleOf),
+    the first failing one only; plain comparisons, since this runs on every bounded argument.
+    """
+    low = _bound(record["minimum"]) if "minimum" in record else None
+    above = _bound(record["exclusiveMinimum"]) if "exclusiveMinimum" in record else None
+    high = _bound(record["maximum"]) if "maximum" in record else None
+    below = _bound(record["exclusiveMaximum"]) if "exclusiveMaximum" in record else None
+    divisor = _bound(record["multipleOf"]) if "multipleOf" in record else None
+    if low is None and above is None and high is None and below is None and divisor is None:
+        return None
+    texts = {
+        key: f" must be {operator} {js_number(bound)} (got "
+        for key, operator, bound in (
+            ("minimum", ">=", low),
+            ("exclusiveMinimum", ">", above),
+            ("maximum", "<=", high),
+            ("exclusiveMaximum", "<", below),
+            ("multipleOf", "a multiple of", divisor),
+        )
+        if bound is not None
+    }
+
+    def check(value: Any) -> str | None:
+        if low is not None and value < low:
+            return f"{texts['minimum']}{js_number(value)})"
+        if above is not None and value <= above:
+            return f"{texts['exclusiveMinimum']}{js_number(value)})"
+        if high is not None and value > high:
+            return f"{texts['maximum']}{js_number(value)})"
+        if below is not None and value >= below:
+            return f"{texts['exclusiveMaximum']}{js_number(value)})"
+        if divisor is not None and not _is_multiple(value, divisor):
+            return f"{texts['multipleOf']}{js_number(value)})"
+        return None
+
+    return check
+
+
+def _bound(value: object) -> int | float:
+    """An asserted bound as a plain number (the subset checked it is one)."""
+    number = plain_number(value)
+    if number is None:
+        raise JsonSchemaError(["schema bound must be a number"])  # only a forged schema gets here
+    return number
+
+
+def _is_multiple(value: int | float, divisor: int | float) -> bool:
+    """``multipleOf`` with ``jsonschema``'s arithmetic, so the two agree on floats (0.0075 / 0.0001)."""
+    if type(divisor) is float:
+        quotient = value / divisor
+        try:
+            return int(quotient) == quotient
+        except OverflowError:
+            return (Fraction(value) / Fraction(divisor)).denominator == 1
+    return not value % divisor
+
+
+def _length_check(record: Mapping[str, Any]) -> Callable[[Any], str | None] | None:
+    """``minLength``/``maxLength`` of a string node (code points), or ``None`` when it has neither."""
+    low = int(record["minLength"]) if "minLength" in record else None
+    high = int(record["maxLength"]) if "maxLength" in record else None
+    if low is None and high is None:
+        return None
+
+    def check(value: Any) -> str | None:
+        size = len(value)
+        if low is not None and size < low:
+            return f" must be at least {_characters(low)} long (got {size})"
+        if high is not None and size > high:
+            return f" must be at most {_characters(high)} long (got {size})"
+        return None
+
+    return check
+
+
+def _characters(count: int) -> str:
+    return "1 character" if count == 1 else f"{count} characters"

@@ -5,6 +5,10 @@ root directory and refuses anything outside it — ``..``, absolute paths elsewh
 point out — because a Code Mode sandbox protects the process, not the tools: tools run on the host
 and must enforce their own policy on their arguments.
 
+They read only what they return, in bounded chunks: ``read_file`` decodes up to its slice and stops
+(a 20,000-character slice of a 300 MB file costs a few hundred KiB, not the file twice over), and
+``file_info`` counts lines a chunk at a time. Memory stays flat however large the file.
+
 >>> from toolrt import ToolRuntime
 >>> runtime = ToolRuntime()
 >>> for definition in file_tools("."):
@@ -18,7 +22,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from toolrt._errors import OutsideRootError
+from toolrt._errors import MAX_ECHO_CHARS, OutsideRootError, clip_text
 from toolrt._tool_decorator import tool
 from toolrt._tool_definition import ToolDefinition
 
@@ -26,6 +30,8 @@ __all__ = ["OutsideRootError", "file_tools"]
 
 _MAX_ENTRIES = 2_000
 _MAX_READ = 200_000
+_CHUNK = 1 << 20
+"""Characters (read_file) or bytes (file_info) taken per read: the tools' memory, whatever the file."""
 
 
 def file_tools(root: str | os.PathLike[str]) -> list[ToolDefinition]:
@@ -52,7 +58,7 @@ def file_tools(root: str | os.PathLike[str]) -> list[ToolDefinition]:
         """
         directory = inside(path)
         if not directory.is_dir():
-            raise NotADirectoryError(f"{path!r} is not a directory")
+            raise NotADirectoryError(f"{_shown(path)} is not a directory")
         entries: list[dict[str, Any]] = []
         walker = os.walk(directory) if recursive else [(str(directory), *_split(directory))]
         for current, directories, files in walker:
@@ -86,9 +92,8 @@ def file_tools(root: str | os.PathLike[str]) -> list[ToolDefinition]:
         """
         file = inside(path)
         if not file.is_file():
-            raise FileNotFoundError(f"{path!r} is not a file")
-        text = file.read_text(encoding="utf-8", errors="replace")
-        return text[max(offset, 0) : max(offset, 0) + min(max(limit, 0), _MAX_READ)]
+            raise FileNotFoundError(f"{_shown(path)} is not a file")
+        return _read_slice(file, max(offset, 0), min(max(limit, 0), _MAX_READ))
 
     @tool(is_concurrency_safe=lambda args: True)
     def file_info(path: str) -> dict[str, Any]:
@@ -99,15 +104,46 @@ def file_tools(root: str | os.PathLike[str]) -> list[ToolDefinition]:
         """
         target = inside(path)
         if not target.exists():
-            raise FileNotFoundError(f"{path!r} does not exist")
+            raise FileNotFoundError(f"{_shown(path)} does not exist")
         info: dict[str, Any] = {"path": relative(target), "type": "directory" if target.is_dir() else "file"}
         if target.is_file():
-            data = target.read_bytes()
-            info["size"] = len(data)
-            info["lines"] = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+            info["size"], info["lines"] = _size_and_lines(target)
         return info
 
     return [list_files, read_file, file_info]
+
+
+def _shown(path: str) -> str:
+    # A model may send any string as a path: the message quotes a bounded part of it.
+    return clip_text(repr(path), MAX_ECHO_CHARS)
+
+
+def _read_slice(file: Path, offset: int, limit: int) -> str:
+    """Characters ``[offset, offset + limit)`` of the decoded text, decoding no further than that.
+
+    The same text as ``file.read_text(encoding="utf-8", errors="replace")[offset:offset + limit]``
+    (universal newlines included): character offsets need the text before them decoded, so the
+    skip is read too, but a chunk at a time and dropped.
+    """
+    with open(file, encoding="utf-8", errors="replace") as stream:
+        while offset:
+            skipped = len(stream.read(min(offset, _CHUNK)))
+            if not skipped:
+                return ""
+            offset -= skipped
+        return stream.read(limit) if limit else ""
+
+
+def _size_and_lines(file: Path) -> tuple[int, int]:
+    """The byte size and line count (a last line without ``\\n`` counts), one chunk at a time."""
+    size = lines = 0
+    last = b"\n"
+    with open(file, "rb") as stream:
+        while chunk := stream.read(_CHUNK):
+            size += len(chunk)
+            lines += chunk.count(b"\n")
+            last = chunk[-1:]
+    return size, lines + (last != b"\n")
 
 
 def _split(directory: Path) -> tuple[list[str], list[str]]:

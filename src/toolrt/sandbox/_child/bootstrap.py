@@ -220,6 +220,7 @@ def _confine(boot: dict[str, Any]) -> dict[str, Any]:
         drop_to=tuple(drop_to) if drop_to is not None else None,
         landlock=bool(policy["landlock"]),
         seccomp=bool(policy["seccomp"]),
+        private_task_count=bool(policy.get("privateTaskCount", False)),
     )
     report = confine.confine(config)
     return {

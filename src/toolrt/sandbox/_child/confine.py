@@ -53,10 +53,12 @@ try:  # imported as toolrt.sandbox._child.confine
     from toolrt.sandbox._child.confine_landlock import apply_landlock, landlock_abi, landlock_rules
     from toolrt.sandbox._child.confine_policy import ConfinementError, ConfinementPolicy
     from toolrt.sandbox._child.confine_process import (
+        apply_process_budget,
         apply_rlimits,
         drop_privileges,
         in_initial_userns,
         no_new_privs,
+        private_task_count,
     )
     from toolrt.sandbox._child.confine_seccomp import build_seccomp_filter, install_seccomp
     from toolrt.sandbox._child.confine_syscalls import seccomp_arch
@@ -76,10 +78,12 @@ except ImportError:  # a top-level module: loaded by path in the child bootstrap
         ConfinementPolicy,
     )
     from confine_process import (  # type: ignore[no-redef,import-not-found]
+        apply_process_budget,
         apply_rlimits,
         drop_privileges,
         in_initial_userns,
         no_new_privs,
+        private_task_count,
     )
     from confine_seccomp import build_seccomp_filter, install_seccomp  # type: ignore[no-redef,import-not-found]
     from confine_syscalls import seccomp_arch  # type: ignore[no-redef,import-not-found]
@@ -179,14 +183,26 @@ def confine(policy: ConfinementPolicy) -> dict[str, object]:
     will_drop = root and policy.drop_to is not None and in_initial_userns() is not False
     # Computed while /proc/self/maps and every path are still visible with the original credentials.
     rules = landlock_rules(policy) if policy.landlock else []
+    unprivileged = not root or will_drop
     try:
-        apply_rlimits(policy, unprivileged=not root or will_drop, notes=notes)
+        apply_rlimits(policy, unprivileged=unprivileged, notes=notes, processes=False)
     except (OSError, ValueError) as error:
         raise fail(f"rlimits could not be applied: {error}") from None
     layers.append("rlimits")
 
     try:
         root = drop_privileges(policy, layers, notes)
+    except ConfinementError as error:
+        raise fail(str(error)) from None
+
+    # After the drop (the namespace is the dropped uid's) and before RLIMIT_NPROC is lowered (the
+    # initial namespace's level of the count keeps the limit its creator had: see the function).
+    try:
+        if policy.private_task_count and not root:
+            private_task_count(notes)
+        apply_process_budget(policy, unprivileged=unprivileged, notes=notes)
+    except (OSError, ValueError) as error:
+        raise fail(f"rlimits could not be applied: nproc: {error}") from None
     except ConfinementError as error:
         raise fail(str(error)) from None
 

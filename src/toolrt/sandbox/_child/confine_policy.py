@@ -33,6 +33,7 @@ _FIELDS = (
     "drop_to",
     "landlock",
     "seccomp",
+    "private_task_count",
 )
 
 
@@ -80,6 +81,10 @@ class ConfinementPolicy:
     """(uid, gid) to switch to when real root in the initial user namespace; ``None`` keeps root."""
     landlock: bool
     seccomp: bool
+    private_task_count: bool
+    """Count RLIMIT_NPROC in a user namespace of the child's own (:func:`private_task_count`), so
+    that concurrent runs of one uid cannot starve each other. The host asks for it where the child
+    would otherwise share its count (the landlock backend); bwrap already makes one per run."""
 
     def __init__(  # noqa: PLR0917 (positional construction, as with the dataclass it mirrors)
         self,
@@ -93,6 +98,7 @@ class ConfinementPolicy:
         drop_to: tuple[int, int] | None = (65534, 65534),
         landlock: bool = True,
         seccomp: bool = True,
+        private_task_count: bool = False,
     ) -> None:
         values: dict[str, object] = {
             "cpu_seconds": _check_int("cpu_seconds", cpu_seconds, 1),
@@ -104,14 +110,15 @@ class ConfinementPolicy:
             "read_write_paths": _check_paths("read_write_paths", read_write_paths),
             "landlock": landlock,
             "seccomp": seccomp,
+            "private_task_count": private_task_count,
         }
         if drop_to is not None:
             if not isinstance(drop_to, (tuple, list)) or len(drop_to) != 2:
                 raise ValueError(f"drop_to must be (uid, gid) or None, not {drop_to!r}")
             drop_to = (_check_int("drop_to uid", drop_to[0], 1), _check_int("drop_to gid", drop_to[1], 1))
         values["drop_to"] = drop_to
-        if type(landlock) is not bool or type(seccomp) is not bool:
-            raise ValueError("landlock and seccomp must be booleans")
+        if type(landlock) is not bool or type(seccomp) is not bool or type(private_task_count) is not bool:
+            raise ValueError("landlock, seccomp and private_task_count must be booleans")
         for name, value in values.items():
             object.__setattr__(self, name, value)
 

@@ -8,9 +8,11 @@ Standard library only (``errno``, ``os``, ``resource``, ``sys``).
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import resource
+import struct
 import sys
 
 try:  # imported as part of the toolrt.sandbox._child package
@@ -37,7 +39,14 @@ except ImportError:  # a top-level module: loaded by path in the child, or from 
         prctl,
     )
 
-__all__ = ["apply_rlimits", "drop_privileges", "in_initial_userns", "no_new_privs"]
+__all__ = [
+    "apply_process_budget",
+    "apply_rlimits",
+    "drop_privileges",
+    "in_initial_userns",
+    "no_new_privs",
+    "private_task_count",
+]
 
 
 def _uid_map() -> list[tuple[int, int, int]] | None:
@@ -77,7 +86,11 @@ def _maps_to_outer_root(uid: int) -> bool:
 
 
 def apply_rlimits(
-    policy: ConfinementPolicy, unprivileged: bool, notes: list[str], optional: tuple[str, ...] = ()
+    policy: ConfinementPolicy,
+    unprivileged: bool,
+    notes: list[str],
+    optional: tuple[str, ...] = (),
+    processes: bool = True,
 ) -> None:
     """Set the policy's rlimits, never raising a hard limit that is already lower (noted instead).
     RLIMIT_NPROC only when ``unprivileged``: root ignores it, and it counts the uid system-wide.
@@ -85,7 +98,10 @@ def apply_rlimits(
     A limit named in ``optional`` that the kernel refuses with ``EINVAL`` (which Python's
     ``resource`` reports as ``ValueError``) is skipped with a note instead of failing: macOS refuses
     RLIMIT_AS below its current value (python/cpython#78783), so there the memory limit is not the
-    kernel's. Any other failure raises."""
+    kernel's. Any other failure raises.
+
+    ``processes=False`` leaves RLIMIT_NPROC to :func:`apply_process_budget` (Linux: it must come
+    after :func:`private_task_count`)."""
     cpu = policy.cpu_seconds
     wanted: list[tuple[str, int, int, int]] = [
         ("cpu", resource.RLIMIT_CPU, cpu, cpu + 1),
@@ -94,7 +110,7 @@ def apply_rlimits(
         ("fsize", resource.RLIMIT_FSIZE, policy.max_file_bytes, policy.max_file_bytes),
         ("core", resource.RLIMIT_CORE, 0, 0),
     ]
-    if policy.max_processes is not None and unprivileged:
+    if processes and policy.max_processes is not None and unprivileged:
         wanted.append(("nproc", resource.RLIMIT_NPROC, policy.max_processes, policy.max_processes))
     applied: list[str] = []
     for name, which, wanted_soft, wanted_hard in wanted:
@@ -115,9 +131,90 @@ def apply_rlimits(
             )
             continue
         applied.append(f"{name}={soft}" if soft == hard else f"{name}={soft}/{hard}")
-    if policy.max_processes is not None and not unprivileged:
+    if processes and policy.max_processes is not None and not unprivileged:
         applied.append("nproc=unset(root)")
     notes.append("rlimits: " + " ".join(applied))
+
+
+# ---- the per-run process and thread budget -------------------------------------------------------
+
+_CLONE_NEWUSER = 0x10000000
+_CAP_VERSION_3 = 0x20080522
+
+
+def _write_proc(name: str, text: str) -> None:
+    fd = os.open(f"/proc/self/{name}", os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, text.encode("ascii"))
+    finally:
+        os.close(fd)
+
+
+def private_task_count(notes: list[str]) -> bool:
+    """Move this process into a user namespace of its own, so that RLIMIT_NPROC counts this run's
+    tasks only. Returns whether it did; when the kernel refuses the namespace, the budget stays
+    the uid's (noted). Raises :class:`ConfinementError` only if the namespace's capabilities could
+    not be dropped.
+
+    The kernel counts RLIMIT_NPROC per (user namespace, uid) since Linux 5.14, and checks every
+    level up to the initial namespace against the limit its creator had. Every run of the landlock
+    backend runs as the same uid (the host's own, or 65534 under a root host), so a limit counted
+    there is shared: one run holding threads made a concurrent run fail with "can't start new thread".
+    In a namespace of its own, made *before* RLIMIT_NPROC is lowered, the run's limit applies to its
+    own tasks, and the initial namespace's level keeps the uid's ordinary limit.
+
+    The namespace maps this uid and gid to themselves, so ids read as before (where an LSM refuses
+    the maps, e.g. AppArmor's restriction of unprivileged namespaces, they read as the overflow id
+    65534 inside; noted). The full capability set a new namespace hands out is dropped at once: it
+    could only act on objects this namespace owns (none) or on files of the mapped uid, this
+    process's own. Nothing else changes: the mount, network and pid namespaces stay the host's,
+    and the seccomp filter denies ``unshare`` and ``setns`` to the program. Call before any thread
+    exists.
+    """
+    uid, gid = os.geteuid(), os.getegid()
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(_CLONE_NEWUSER) != 0:
+        code = ctypes.get_errno()
+        notes.append(
+            f"process-budget: shared by every task of uid {uid} (no user namespace: {os.strerror(code)}); "
+            "concurrent runs can exhaust each other's RLIMIT_NPROC"
+        )
+        return False
+    try:
+        # A credential change leaves the process non-dumpable, which makes its /proc files root's
+        # and its own id maps unwritable; no_new_privs() makes it non-dumpable again right after.
+        prctl(PR_SET_DUMPABLE, 1)
+        _write_proc("uid_map", f"{uid} {uid} 1")
+        _write_proc("setgroups", "deny")
+        _write_proc("gid_map", f"{gid} {gid} 1")
+    except OSError as error:
+        notes.append(f"process-budget: ids unmapped in the run's user namespace (read as 65534): {error}")
+    header = ctypes.create_string_buffer(struct.pack("=Ii", _CAP_VERSION_3, 0), 8)
+    data = ctypes.create_string_buffer(24)  # two __user_cap_data_struct, all zero
+    if libc.capset(header, data) != 0:
+        code = ctypes.get_errno()
+        raise ConfinementError(
+            f"process-budget: capabilities of the run's user namespace kept: {os.strerror(code)}"
+        )
+    notes.append(f"process-budget: RLIMIT_NPROC counts this run's tasks only (user namespace of {uid}:{gid})")
+    return True
+
+
+def apply_process_budget(policy: ConfinementPolicy, unprivileged: bool, notes: list[str]) -> None:
+    """RLIMIT_NPROC (soft = hard = ``policy.max_processes``) when ``unprivileged``; root ignores it.
+    Never raises a lower hard limit. Raises ``OSError``/``ValueError``."""
+    if policy.max_processes is None:
+        return
+    if not unprivileged:
+        notes.append("process-budget: nproc unset (root)")
+        return
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NPROC)
+    wanted = policy.max_processes
+    if hard != resource.RLIM_INFINITY and wanted > hard:
+        notes.append(f"process-budget: nproc hard limit already {hard}, kept (wanted {wanted})")
+        wanted = hard
+    resource.setrlimit(resource.RLIMIT_NPROC, (wanted, wanted))
+    notes.append(f"process-budget: nproc={wanted}")
 
 
 def drop_privileges(policy: ConfinementPolicy, layers: list[str], notes: list[str]) -> bool:

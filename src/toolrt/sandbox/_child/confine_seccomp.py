@@ -194,6 +194,21 @@ def _conditional_block(rule: str, pid: int, deny: str) -> list[_Item]:
             _label(deny),
             eperm,
         ]
+    if rule in ("cond:fcntl", "cond:ioctl"):
+        # The command is an unsigned int (the kernel ignores the high word); a high word that is not
+        # zero is refused anyway, so a later kernel that reads all 64 bits cannot widen the list.
+        allowed, locks, refused = (
+            (_tables.FCNTL_ALLOWED, _tables.FCNTL_LOCKS, errno.EPERM)
+            if rule == "cond:fcntl"
+            else (_tables.IOCTL_ALLOWED, {}, errno.ENOTTY)
+        )
+        items: list[_Item] = [_ld(_arg_hi(1)), _jump("jeq", 0, None, deny), _ld(_arg_lo(1))]
+        items += [_jump("jeq", cmd, f"{deny}_allow", None) for cmd in allowed.values()]
+        items += [_jump("jeq", cmd, f"{deny}_nolock", None) for cmd in locks.values()]
+        items += [_label(deny), _ret(_errno_ret(refused)), _label(f"{deny}_allow"), allow]
+        if locks:
+            items += [_label(f"{deny}_nolock"), _ret(_errno_ret(errno.ENOLCK))]
+        return items
     # The wording predates this module (the blocks used to live in confine.py); kept as it was.
     raise ValueError(f"seccomp table names {rule!r} but confine.py has no block for it")
 
@@ -202,6 +217,7 @@ _SIMPLE_ACTIONS = {
     "eperm": _errno_ret(errno.EPERM),
     "eacces": _errno_ret(errno.EACCES),
     "enosys": _errno_ret(errno.ENOSYS),
+    "enolck": _errno_ret(errno.ENOLCK),
 }
 
 

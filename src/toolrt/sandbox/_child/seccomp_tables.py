@@ -10,7 +10,7 @@ aarch64 uses); every call numbered 424 and up has the same number on every archi
 
 Actions:
 
-``eperm`` / ``eacces`` / ``enosys``
+``eperm`` / ``eacces`` / ``enosys`` / ``enolck``
     fail with that errno, unconditionally.
 ``cond:<rule>``
     an argument-checked rule; ``confine_seccomp.py`` assembles one block per rule and refuses to build the
@@ -52,8 +52,52 @@ CONDITIONAL_RULES = frozenset(
         "cond:prlimit64",
         "cond:prctl",
         "cond:utimensat",
+        "cond:fcntl",
+        "cond:ioctl",
     }
 )
+
+# fcntl(2) commands a program may use (the rest fail with EPERM): the fd-flag and status-flag calls
+# CPython and asyncio make (traced: F_GETFD, F_SETFD, F_GETFL, F_SETFL, F_DUPFD_CLOEXEC), plus F_DUPFD
+# (os.dup2 falls back to it) and F_GETPIPE_SZ (a read). Not F_SETLEASE (a lease stalls a host writer of
+# a file the child's uid owns for up to lease-break-time), F_NOTIFY (dnotify: watching file activity,
+# which inotify's denial already refuses), F_SETOWN/F_SETOWN_EX/F_SETSIG (signals aimed at other
+# processes or groups) or F_SETPIPE_SZ (pipe buffers charged to the uid).
+FCNTL_ALLOWED: dict[str, int] = {
+    "F_DUPFD": 0,
+    "F_GETFD": 1,
+    "F_SETFD": 2,
+    "F_GETFL": 3,
+    "F_SETFL": 4,
+    "F_DUPFD_CLOEXEC": 1030,
+    "F_GETPIPE_SZ": 1032,
+}
+# Record locks fail with ENOLCK, like flock(2): a lock on a file that two concurrent runs can both open
+# (the standard library, any shared read-only grant) is a channel between them that no file permission
+# closes, and BPF cannot tell a shared file's fd from a work-dir file's. Cost: sqlite3 on a file needs
+# ``sqlite3.connect("file:db?nolock=1", uri=True)`` (or ``:memory:``).
+FCNTL_LOCKS: dict[str, int] = {
+    "F_GETLK": 5,
+    "F_SETLK": 6,
+    "F_SETLKW": 7,
+    "F_OFD_GETLK": 36,
+    "F_OFD_SETLK": 37,
+    "F_OFD_SETLKW": 38,
+}
+# ioctl(2) requests a program may make on any fd (the rest fail with ENOTTY, what a pipe answers):
+# what CPython needs (traced: TCGETS for isatty, FIONBIO for setblocking, FIOCLEX; plus FIONCLEX,
+# FIONREAD and TIOCGWINSZ for os.get_terminal_size). Every fd, not only the frame socket: an AF_UNIX
+# socketpair lives in the same network namespace, and SIOCGIFCONF on either lists the host's
+# interfaces and addresses when that namespace is the host's (the landlock backend; under bwrap the
+# frame fd is the host's too).
+IOCTL_ALLOWED: dict[str, int] = {
+    "TCGETS": 0x5401,
+    "TIOCGWINSZ": 0x5413,
+    "FIONREAD": 0x541B,
+    "FIONBIO": 0x5421,
+    "FIONCLEX": 0x5450,
+    "FIOCLEX": 0x5451,
+}
 
 Row = tuple[str, int | None, int | None, str, str]
 
@@ -192,6 +236,13 @@ TABLE: tuple[Row, ...] = (
     ("fanotify_init",    300,  262, "eperm",  "watching file activity outside the sandbox"),
     ("inotify_init",     253, None, "eperm",  "watching file names outside Landlock's view"),
     ("inotify_init1",    294,   26, "eperm",  "watching file names outside Landlock's view"),
+    ("fcntl",             72,   25, "cond:fcntl",
+                                    "commands in FCNTL_ALLOWED only (arg1, both words); locks ENOLCK; "
+                                    "no leases, dnotify, signal owners"),
+    ("flock",             73,   32, "enolck", "locks on shared read-only files are a channel between runs"),
+    ("ioctl",             16,   29, "cond:ioctl",
+                                    "requests in IOCTL_ALLOWED only (arg1, both words), else ENOTTY: "
+                                    "no SIOCGIFCONF & co on a socket of the host's network namespace"),
     # ---- resources, scheduling and credentials (no raising limits, no niceness games) -------------
     ("setrlimit",        160,  164, "eperm",  "no changing limits (root could raise them)"),
     ("prlimit64",        302,  261, "cond:prlimit64", "reading limits only: new-limit pointer (arg2) NULL"),

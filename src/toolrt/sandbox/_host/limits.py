@@ -15,6 +15,7 @@ work dir (its allocated bytes and entry count).
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import signal as signal_module
@@ -240,15 +241,23 @@ _WALK_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOE
 
 
 class Usage(NamedTuple):
-    """What the disk poll found: bytes allocated, entries counted (at most the cap + 1), and
-    whether the tree was nested deeper than :data:`MAX_DEPTH`."""
+    """What the disk poll found: bytes allocated, entries counted (at most the cap + 1), whether
+    the tree was nested deeper than :data:`MAX_DEPTH`, and the first directory (relative to the
+    work dir) the host could not look into.
+
+    An unreadable directory is a violation, never a skip: the program owns its tree and can
+    ``fchmod`` a directory to 000, and a walk that skipped it would count nothing of what it holds
+    (a review wrote 112 MiB past a 64 MiB quota that way)."""
 
     bytes: int
     entries: int
     too_deep: bool = False
+    unreadable: str | None = None
 
     def excess(self, quota: int) -> str | None:
         """Why this usage breaks the disk quota (``disk_bytes`` = ``quota``), or ``None``."""
+        if self.unreadable is not None:
+            return f"disk quota cannot be checked: the program made {self.unreadable!r} unreadable"
         if self.bytes > quota:
             return disk_bytes_exceeded(quota)
         if self.entries > DISK_MAX_ENTRIES:
@@ -263,6 +272,12 @@ def disk_bytes_exceeded(quota: int) -> str:
     return f"disk quota exceeded ({quota} bytes)"
 
 
+def _denied(error: OSError) -> bool:
+    """Whether ``error`` is a permission refusal (the program's doing) rather than a race with it
+    (an entry gone, or swapped for a symlink or a file)."""
+    return error.errno in (errno.EACCES, errno.EPERM)
+
+
 def dir_usage(path: str, max_entries: int) -> Usage:
     """Bytes allocated and entries under ``path``, counting at most ``max_entries + 1`` entries.
 
@@ -270,19 +285,25 @@ def dir_usage(path: str, max_entries: int) -> Usage:
     owns everything below ``path`` and may swap a directory for a symlink while the host walks. A
     walk by path names would then follow it, and an absolute symlink resolves against the host's
     root even below ``/proc/<pid>/root``; this one only ever reads the program's own tree.
+
+    A directory the host may not open or search (mode 000, or readable without ``x``) ends the walk
+    with :attr:`Usage.unreadable` set. So does ``path`` itself when the host can stat it but not
+    open it; when even the stat fails (the run is ending, ``/proc/<pid>/root`` is gone), the poll
+    sees nothing, as before.
     """
     try:
         root = os.open(path, _WALK_FLAGS)
-    except OSError:
-        return Usage(0, 0)
+    except OSError as error:
+        return Usage(0, 0, unreadable="." if _denied(error) and _visible(path) else None)
     stack: list[tuple[int, Iterator[os.DirEntry[str]]]] = []
+    names: list[str] = []
     total = 0
     entries = 0
     try:
         stack.append((root, os.scandir(root)))
-    except OSError:
+    except OSError as error:
         os.close(root)
-        return Usage(0, 0)
+        return Usage(0, 0, unreadable="." if _denied(error) else None)
     try:
         while stack:
             directory, iterator = stack[-1]
@@ -292,6 +313,8 @@ def dir_usage(path: str, max_entries: int) -> Usage:
                 entry = None
             if entry is None:
                 stack.pop()
+                if names:
+                    names.pop()
                 iterator.close()  # type: ignore[attr-defined]  # a ScandirIterator
                 os.close(directory)
                 continue
@@ -300,7 +323,9 @@ def dir_usage(path: str, max_entries: int) -> Usage:
                 break
             try:
                 info = entry.stat(follow_symlinks=False)
-            except OSError:
+            except OSError as error:
+                if _denied(error):  # a directory listed but not searchable: nothing in it is counted
+                    return Usage(total, entries, unreadable="/".join(names) or ".")
                 continue
             total += info.st_blocks * 512 if hasattr(info, "st_blocks") else info.st_size
             if not stat.S_ISDIR(info.st_mode):
@@ -309,14 +334,28 @@ def dir_usage(path: str, max_entries: int) -> Usage:
                 return Usage(total, entries, too_deep=True)
             try:
                 child = os.open(entry.name, _WALK_FLAGS, dir_fd=directory)
-            except OSError:
+            except OSError as error:
+                if _denied(error):
+                    return Usage(total, entries, unreadable="/".join([*names, entry.name]))
                 continue  # gone, or swapped for something that is not a directory
             try:
                 stack.append((child, os.scandir(child)))
-            except OSError:
+            except OSError as error:
                 os.close(child)
+                if _denied(error):
+                    return Usage(total, entries, unreadable="/".join([*names, entry.name]))
+            else:
+                names.append(entry.name)
     finally:
         for directory, iterator in stack:
             iterator.close()  # type: ignore[attr-defined]
             os.close(directory)
     return Usage(total, entries)
+
+
+def _visible(path: str) -> bool:
+    try:
+        os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    return True

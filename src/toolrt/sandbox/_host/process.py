@@ -270,6 +270,9 @@ class Child:
                 "dropTo": list(plan.drop_to) if plan.drop_to is not None else None,
                 "landlock": plan.landlock,
                 "seccomp": plan.seccomp,
+                # bwrap already gives every run a user namespace of its own; a landlock child
+                # would share its uid's RLIMIT_NPROC count with every other run.
+                "privateTaskCount": plan.backend == "landlock",
             },
         }
 

@@ -18,7 +18,8 @@ Host → child (trusted)::
     {"t": "boot", "confine": bool, "preimport": [str], "workDir": str,
      "policy": {"cpuSeconds": int, "memoryBytes": int, "maxOpenFiles": int, "maxFileBytes": int,
                 "maxProcesses": int | null, "readPaths": [str], "readWritePaths": [str],
-                "dropTo": [uid, gid] | null, "landlock": bool, "seccomp": bool}}
+                "dropTo": [uid, gid] | null, "landlock": bool, "seccomp": bool,
+                "privateTaskCount": bool}}
     {"t": "run", "program": str, "bindings": [{"global": str, "names": [str],
                                                "errorClass": {"name": str, "member": str} | null}],
      "limits": {"outputBytes": int, "valueBytes": int, "maxInFlight": int}}
@@ -91,7 +92,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Literal, NamedTuple, TypeAlias
 
-from toolrt._json import NotLosslessJsonError, snapshot_json
+from toolrt._errors import MAX_LINE_CHARS, clip_text
+from toolrt._json import NotLosslessJsonError, has_lone_surrogate, snapshot_json
 
 __all__ = [
     "CHANNEL_FD",
@@ -404,7 +406,9 @@ def _parse_done(frame: dict[str, Any]) -> Done:
         raise ProtocolViolation(f"done kind {_clip(repr(kind), 60)} is not one a child may report")
     if type(message) is not str:
         raise ProtocolViolation("done message must be a string")
-    return Done(ok=False, kind=kind, message=_encodable(_clip(message, MAX_MESSAGE_CHARS)))
+    # Cut line by line first: a traceback echoing a 65 KB source line keeps the exception after it.
+    message = clip_text(message, MAX_MESSAGE_CHARS, line_limit=MAX_LINE_CHARS)
+    return Done(ok=False, kind=kind, message=_encodable(message))
 
 
 def _encodable(text: str) -> str:
@@ -421,11 +425,8 @@ def lone_surrogate_in(value: Any) -> bool:
     while stack:
         item = stack.pop()
         if isinstance(item, str):
-            if not item.isascii():
-                try:
-                    item.encode("utf-8")
-                except UnicodeEncodeError:
-                    return True
+            if has_lone_surrogate(item):
+                return True
         elif isinstance(item, dict):
             stack.extend(item.keys())
             stack.extend(item.values())

@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from toolrt._json import NotLosslessJsonError, snapshot_json
+from toolrt._json import NotLosslessJsonError, UnencodableTextError, snapshot_json
 from toolrt.codemode._code_runtime import (
     NO_VALUE,
     BindingAnswer,
@@ -418,7 +418,15 @@ class Run:
         remaining = max(self.limits.wall, 0.001)
         spawn = asyncio.ensure_future(self.runtime.spawn(self.limits, min(remaining, BOOT_TIMEOUT)))
         waiting: set[asyncio.Future[Any]] = {spawn, self.decided}
-        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        try:
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            # The run itself is cancelled: the spawn (and the child it may have made) must not
+            # outlive run(), or a cancelled run leaves a process behind.
+            spawn.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await spawn
+            raise
         if not spawn.done():
             spawn.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -562,10 +570,10 @@ def _value_reply(call_id: int, value: Any) -> dict[str, Any]:
         snapshot = snapshot_json(value)
         if value_depth_exceeds(snapshot, MAX_JSON_DEPTH):
             raise NotLosslessJsonError(f"nested deeper than {MAX_JSON_DEPTH} levels")
+    except UnencodableTextError:  # the lossless check refuses a lone surrogate itself
+        return _error_reply(call_id, f"binding resolution must be lossless JSON ({LONE_SURROGATE})")
     except (NotLosslessJsonError, ValueError, RecursionError):
         return _error_reply(call_id, "binding resolution must be lossless JSON")
-    if lone_surrogate_in(snapshot):
-        return _error_reply(call_id, f"binding resolution must be lossless JSON ({LONE_SURROGATE})")
     return {"t": "reply", "id": call_id, "ok": True, "value": snapshot}
 
 
