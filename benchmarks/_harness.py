@@ -58,6 +58,8 @@ __all__ = [
     "format_duration",
     "format_table",
     "measure",
+    "measure_paced",
+    "parse_child_args",
     "report_child_outcome",
     "run_case_here",
     "run_cases_in_subprocesses",
@@ -195,6 +197,40 @@ async def measure(
     return _stats(samples, inner)
 
 
+async def measure_paced(
+    fn: Timed, *, warmup_s: float, target_s: float, min_samples: int, quick_min_samples: int, max_samples: int
+) -> Stats:
+    """Time ``fn`` one call per sample, after the untimed ``before`` of a :class:`Paced`, for samples
+    too long (a sandbox run, a server round trip) for :func:`measure`'s hundreds of samples.
+
+    Warms up for ``warmup_s`` (at least 3 calls); the sample count fills ``target_s`` counting each
+    whole sample (pause included), clamped to ``[min_samples, max_samples]`` (``quick_min_samples``
+    when ``target_s`` is under 1 s, ``--quick``: a smoke test).
+    """
+    before = fn.before if isinstance(fn, Paced) else None
+    perf = time.perf_counter_ns
+
+    async def sample() -> int:
+        if before is not None:
+            await before()
+        t0 = perf()
+        result = fn()
+        if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
+            await result
+        return perf() - t0
+
+    started = perf()
+    calls = 0
+    while calls < 3 or perf() - started < warmup_s * 1e9:
+        await sample()
+        calls += 1
+    per_sample = (perf() - started) / calls
+    floor = min_samples if target_s >= 1 else quick_min_samples
+    count = min(max_samples, max(floor, int(target_s * 1e9 / per_sample)))
+    gc.collect()
+    return _stats([await sample() for _ in range(count)], 1)
+
+
 # --- cases and the child-process protocol ----------------------------------------------------------------
 
 
@@ -252,6 +288,21 @@ def _versions(packages: Iterable[str]) -> dict[str, str]:
         except metadata.PackageNotFoundError:
             found[package] = "not installed"
     return found
+
+
+def parse_child_args(argv: Sequence[str], cases: Sequence[Case]) -> tuple[Case, argparse.Namespace]:
+    """A paced script's child command line, ``--case NAME [--json] [--warmup-s S] [--target-s S]``:
+    the case to run and the options (an unknown case exits with a usage error)."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--case", required=True)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--warmup-s", type=float, default=0.2)
+    parser.add_argument("--target-s", type=float, default=1.5)
+    args, _ = parser.parse_known_args(argv)
+    by_name = {case.name: case for case in cases}
+    if args.case not in by_name:
+        parser.error(f"unknown case {args.case!r}; see --list")
+    return by_name[args.case], args
 
 
 async def run_case_here(case: Case, sample: Callable[[Timed], Awaitable[Stats]]) -> RunOutcome:

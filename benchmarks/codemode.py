@@ -47,13 +47,9 @@ preceded by an untimed pause (the pool refill) and the sample count is budgeted 
 (pause included): ``--target-s`` seconds, at least 40 samples (contract BM3).
 """
 
-import argparse
 import asyncio
-import gc
-import math
 import statistics
 import sys
-import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -67,6 +63,8 @@ from _harness import (
     Timed,
     bench_main,
     format_duration,
+    measure_paced,
+    parse_child_args,
     report_child_outcome,
     run_case_here,
 )
@@ -282,62 +280,23 @@ CASES = [*FLOOR_CASES, *(case for backend in BACKENDS for case in _toolrt_cases(
 # --- the child: paced sampling ------------------------------------------------------------------------------
 
 
-def _stats(samples_ns: Sequence[int]) -> Stats:
-    ordered = sorted(samples_ns)
-    return Stats(
-        median_ns=statistics.median(ordered),
-        p95_ns=ordered[max(1, math.ceil(0.95 * len(ordered))) - 1],  # nearest rank, as _harness
-        mean_ns=statistics.fmean(ordered),
-        min_ns=ordered[0],
-        samples=len(ordered),
-        inner=1,
-    )
-
-
-async def measure_paced(fn: Timed, *, warmup_s: float, target_s: float) -> Stats:
-    """One timed call per sample, after the untimed ``before`` of a :class:`Paced`. Warms up for
-    ``warmup_s`` (at least 3 calls); the sample count fills ``target_s`` counting each whole sample
-    (pause included), clamped to [MIN_SAMPLES, MAX_SAMPLES] (QUICK_MIN_SAMPLES under ``--quick``)."""
-    before = fn.before if isinstance(fn, Paced) else None
-    perf = time.perf_counter_ns
-
-    async def sample() -> int:
-        if before is not None:
-            await before()
-        t0 = perf()
-        result = fn()
-        if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
-            await result
-        return perf() - t0
-
-    started = perf()
-    calls = 0
-    while calls < 3 or perf() - started < warmup_s * 1e9:
-        await sample()
-        calls += 1
-    per_sample = (perf() - started) / calls
-    floor = MIN_SAMPLES if target_s >= 1 else QUICK_MIN_SAMPLES
-    count = min(MAX_SAMPLES, max(floor, int(target_s * 1e9 / per_sample)))
-    gc.collect()
-    return _stats([await sample() for _ in range(count)])
-
-
 def child_main(argv: Sequence[str]) -> int:
     """``--case NAME [--json] [--warmup-s S] [--target-s S]``: one case in this process."""
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--case", required=True)
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--warmup-s", type=float, default=0.2)
-    parser.add_argument("--target-s", type=float, default=1.5)
-    args, _ = parser.parse_known_args(argv)
-    by_name = {case.name: case for case in CASES}
-    if args.case not in by_name:
-        parser.error(f"unknown case {args.case!r}; see --list")
+    case, args = parse_child_args(argv, CASES)
     sys.path.insert(0, str(_src_dir()))
     warmup_s, target_s = args.warmup_s, args.target_s
-    outcome = asyncio.run(
-        run_case_here(by_name[args.case], lambda fn: measure_paced(fn, warmup_s=warmup_s, target_s=target_s))
-    )
+
+    def sample(fn: Timed) -> Awaitable[Stats]:
+        return measure_paced(
+            fn,
+            warmup_s=warmup_s,
+            target_s=target_s,
+            min_samples=MIN_SAMPLES,
+            quick_min_samples=QUICK_MIN_SAMPLES,
+            max_samples=MAX_SAMPLES,
+        )
+
+    outcome = asyncio.run(run_case_here(case, sample))
     return report_child_outcome(args.case, outcome, as_json=args.json, unit="samples")
 
 

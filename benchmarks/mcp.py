@@ -34,14 +34,10 @@ whole sample (the warm-up pause included): ``--target-s`` seconds, at least 30 s
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
-import gc
-import math
 import statistics
 import sys
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -50,10 +46,11 @@ from _harness import (
     Case,
     CaseSummary,
     Paced,
-    Stats,
     Timed,
     bench_main,
     format_duration,
+    measure_paced,
+    parse_child_args,
     report_child_outcome,
     run_case_here,
 )
@@ -231,59 +228,23 @@ CASES = [
 # --- the child: paced sampling (few, long samples) ------------------------------------------------------
 
 
-async def measure_paced(fn: Timed, *, warmup_s: float, target_s: float) -> Stats:
-    """One timed call per sample, after the untimed ``before`` of a :class:`Paced`; at least 3 warm-up
-    calls, then enough samples to fill ``target_s`` (pause included), clamped to [MIN, MAX]."""
-    before = fn.before if isinstance(fn, Paced) else None
-    perf = time.perf_counter_ns
-
-    async def sample() -> int:
-        if before is not None:
-            await before()
-        t0 = perf()
-        result = fn()
-        if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
-            await result
-        return perf() - t0
-
-    started = perf()
-    calls = 0
-    while calls < 3 or perf() - started < warmup_s * 1e9:
-        await sample()
-        calls += 1
-    per_sample = (perf() - started) / calls
-    floor = MIN_SAMPLES if target_s >= 1 else QUICK_MIN_SAMPLES
-    count = min(MAX_SAMPLES, max(floor, int(target_s * 1e9 / per_sample)))
-    gc.collect()
-    ordered = sorted([await sample() for _ in range(count)])
-    return Stats(
-        median_ns=statistics.median(ordered),
-        p95_ns=ordered[max(1, math.ceil(0.95 * len(ordered))) - 1],
-        mean_ns=statistics.fmean(ordered),
-        min_ns=ordered[0],
-        samples=len(ordered),
-        inner=1,
-    )
-
-
 def child_main(argv: Sequence[str]) -> int:
     """``--case NAME [--json] [--warmup-s S] [--target-s S]``: one case in this process."""
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--case", required=True)
-    parser.add_argument("--json", action="store_true")
-    parser.add_argument("--warmup-s", type=float, default=0.2)
-    parser.add_argument("--target-s", type=float, default=1.5)
-    args, _ = parser.parse_known_args(argv)
-    by_name = {case.name: case for case in CASES}
-    if args.case not in by_name:
-        parser.error(f"unknown case {args.case!r}; see --list")
+    case, args = parse_child_args(argv, CASES)
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
     async def run() -> Any:
         try:
             return await run_case_here(
-                by_name[args.case],
-                lambda fn: measure_paced(fn, warmup_s=args.warmup_s, target_s=args.target_s),
+                case,
+                lambda fn: measure_paced(
+                    fn,
+                    warmup_s=args.warmup_s,
+                    target_s=args.target_s,
+                    min_samples=MIN_SAMPLES,
+                    quick_min_samples=QUICK_MIN_SAMPLES,
+                    max_samples=MAX_SAMPLES,
+                ),
             )
         finally:
             with contextlib.suppress(Exception):

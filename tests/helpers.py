@@ -18,13 +18,17 @@ objects (no mocks of toolrt internals).
 * :func:`returning`, :func:`raising` — ``async`` tool bodies returning a value / raising an error.
 * :func:`raw_tool` — a bare :class:`toolrt.ToolDefinition` answering ``ran:<name>``.
 * :func:`closed_object` — a ``{"type": "object", "additionalProperties": false}`` JSON Schema.
+* :func:`bounded` — a parameters schema whose one required property ``qty`` is the field under test.
+* :func:`descendant_processes` — every live process below this one, read from ``/proc``.
 * :func:`settle` — await with a timeout so a regression hangs for seconds, not forever.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Hashable, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 from toolrt import (
@@ -39,20 +43,24 @@ from toolrt import (
     user_message,
 )
 from toolrt.lowlevel import ExecutionToken, ToolError, ToolErrorInfo
+from toolrt.schema import json_schema_violations
 
 __all__ = [
     "ECHO_OUTPUT",
     "READ_PARAMETERS",
     "READ_SCHEMA",
     "SCHEMA_KEYWORDS",
+    "SUBSET_HAS_BOUNDS",
     "Approver",
     "Gate",
+    "bounded",
     "call_input",
     "closed_object",
     "closing_runtime",
     "content_tool",
     "context_sources",
     "ctx_message",
+    "descendant_processes",
     "echo_tool",
     "failure",
     "raising",
@@ -235,6 +243,47 @@ def closed_object(properties: Any, required: Any = None) -> dict[str, Any]:
     if required is not None:
         schema["required"] = required
     return schema
+
+
+def bounded(field: dict[str, Any]) -> dict[str, Any]:
+    """A parameters schema whose one required property ``qty`` is ``field`` (the constraint under test)."""
+    return {
+        "type": "object",
+        "properties": {"qty": field},
+        "required": ["qty"],
+        "additionalProperties": False,
+    }
+
+
+SUBSET_HAS_BOUNDS = not json_schema_violations({"type": "integer", "minimum": 1})
+"""Whether the subset accepts bound keywords (the SDK renderers' bound tests are strict xfails until then)."""
+
+
+def descendant_processes() -> dict[int, list[str]]:
+    """Every live process below this one, each with its ``/proc/<pid>/stat`` fields after the command
+    name (``[1]`` its parent, ``[11]``/``[12]`` its user/system clock ticks).
+
+    A zombie counts: nobody has reaped it, so a run that left one behind has not cleaned up.
+    """
+    stats: dict[int, list[str]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        # The command name is in parentheses and may hold spaces or ")": split after the last one.
+        stats[int(entry)] = stat[stat.rindex(")") + 2 :].split()
+    below = {os.getpid()}
+    grew = True
+    while grew:
+        grew = False
+        for pid, fields in stats.items():
+            if int(fields[1]) in below and pid not in below:
+                below.add(pid)
+                grew = True
+    return {pid: stats[pid] for pid in below - {os.getpid()}}
 
 
 def register_tool(

@@ -208,22 +208,11 @@ class OrderedExecutor(Generic[_C]):
         for task in (self._inline_task, self._driver):
             if task is not None and not task.done():
                 task.cancel()
-        stages = self._stages
         commits, self._commits = self._commits, deque()
         for call in commits:
-            flight = call.flight
-            if flight is not None and not flight.done():
-                flight.cancel()
-            execution, outcome = call.execution, call.outcome
-            if outcome is not None and outcome[0] == "done":
-                result = outcome[1]
-            elif execution is None or execution.frozen:
-                continue
-            elif outcome is not None:
-                result = stages.finish(execution, outcome[1])
-            else:
-                result = stages.finish_aborted(execution)
-            self.on_commit(call, result)
+            result = self._finish_now(call)
+            if result is not None:
+                self.on_commit(call, result)
         self.abandon_queued()
 
     def cancel_started(self) -> list[tuple[_C, ToolExecutionResult]]:
@@ -231,23 +220,27 @@ class OrderedExecutor(Generic[_C]):
         started call now (a policy outcome already decided stays; post-execute cannot run any more;
         the rest are aborted). Returns the calls finished here with their results, in order."""
         finished: list[tuple[_C, ToolExecutionResult]] = []
-        stages = self._stages
         for call in self._commits:
-            flight = call.flight
-            if flight is not None and not flight.done():
-                flight.cancel()
-            execution, outcome = call.execution, call.outcome
-            if outcome is not None and outcome[0] == "done":
-                result = outcome[1]
-            elif execution is None or execution.frozen:
-                continue
-            elif outcome is not None:
-                result = stages.finish(execution, outcome[1])
-            else:
-                result = stages.finish_aborted(execution)
-            finished.append((call, result))
+            result = self._finish_now(call)
+            if result is not None:
+                finished.append((call, result))
         self._commits.clear()
         return finished
+
+    def _finish_now(self, call: _C) -> ToolExecutionResult | None:
+        """Cancel ``call``'s running body and give its result now: the one it already has, its
+        policy outcome finished, or an abort; ``None`` when it never started or already finished."""
+        flight = call.flight
+        if flight is not None and not flight.done():
+            flight.cancel()
+        execution, outcome = call.execution, call.outcome
+        if outcome is not None and outcome[0] == "done":
+            return outcome[1]
+        if execution is None or execution.frozen:
+            return None
+        if outcome is not None:
+            return self._stages.finish(execution, outcome[1])
+        return self._stages.finish_aborted(execution)
 
     def abandon_queued(self) -> None:
         """Hand every queued call to :meth:`on_abandon`, in order (after :meth:`cancel_started`)."""

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from code_mode_fakes import FakeRuntime
-from helpers import SCHEMA_KEYWORDS, closed_object
+from helpers import SCHEMA_KEYWORDS, SUBSET_HAS_BOUNDS, bounded, closed_object
 from toolrt import ToolRuntime
 from toolrt._tool_definition import ToolGroup
 from toolrt.codemode._prompt_sections import render_sdk
@@ -1506,18 +1506,6 @@ def test_grouped_rendering_is_total_valid_and_independent_of_order(
     assert render_tools_sdk_py(unique) == text
     for group in {t.group for t in unique if t.group is not None}:
         assert text.count(f"    # Group {describe(group.name)}") == 1
-
-
-def bounded(field: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {"qty": field},
-        "required": ["qty"],
-        "additionalProperties": False,
-    }
-
-
-SUBSET_HAS_BOUNDS = not json_schema_violations({"type": "integer", "minimum": 1})
 
 
 @pytest.mark.xfail(not SUBSET_HAS_BOUNDS, strict=True, reason="the subset does not accept bound keywords yet")

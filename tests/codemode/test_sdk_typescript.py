@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from code_mode_fakes import FakeRuntime
-from helpers import SCHEMA_KEYWORDS, closed_object
+from helpers import SCHEMA_KEYWORDS, SUBSET_HAS_BOUNDS, bounded, closed_object
 from toolrt import ToolRuntime
 from toolrt._tool_definition import ToolGroup
 from toolrt.codemode._prompt_sections import render_sdk
@@ -1193,18 +1193,6 @@ def test_a_group_name_cannot_break_out_of_its_line_comment() -> None:
     text = render_tools_sdk_ts([tool])
     assert "  // Group a b c: d e *\\/\n" in text
     parse_sdk(without_line_comments(text))
-
-
-def bounded(field: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {"qty": field},
-        "required": ["qty"],
-        "additionalProperties": False,
-    }
-
-
-SUBSET_HAS_BOUNDS = not json_schema_violations({"type": "integer", "minimum": 1})
 
 
 @pytest.mark.xfail(not SUBSET_HAS_BOUNDS, strict=True, reason="the subset does not accept bound keywords yet")

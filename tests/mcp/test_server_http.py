@@ -9,7 +9,6 @@ import contextlib
 import json
 import os
 import socket
-import subprocess
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 import pytest
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from test_server_support import child_env, http_server, serve_args
+from test_server_support import child_env, http_server, serve_to_exit
 
 from mcp import Client
 
@@ -81,14 +80,7 @@ def test_a_rebound_host_name_is_refused(root: Path) -> None:
 
 
 def test_binding_off_loopback_without_a_token_refuses_to_start_in_one_line(root: Path) -> None:
-    done = subprocess.run(
-        serve_args("--root", str(root), "--transport", "http", "--host", "0.0.0.0"),
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=child_env(),
-    )
+    done = serve_to_exit("--root", str(root), "--transport", "http", "--host", "0.0.0.0", env=child_env())
     assert done.returncode == 2
     assert done.stderr == (
         "toolrt mcp serve: error: binding 0.0.0.0 (not loopback) needs a bearer token: "
@@ -100,27 +92,15 @@ def test_binding_off_loopback_without_a_token_refuses_to_start_in_one_line(root:
 def test_an_empty_token_file_refuses_to_start(root: Path, tmp_path: Path) -> None:
     token_file = tmp_path / "token"
     token_file.write_text("  \n")
-    done = subprocess.run(
-        serve_args("--root", str(root), "--transport", "http", "--token-file", str(token_file)),
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=child_env(),
+    done = serve_to_exit(
+        "--root", str(root), "--transport", "http", "--token-file", str(token_file), env=child_env()
     )
     assert done.returncode == 2
     assert done.stderr.startswith("toolrt mcp serve: error: the bearer token is empty")
 
 
 def test_the_token_is_never_taken_from_the_command_line(root: Path) -> None:
-    done = subprocess.run(
-        serve_args("--root", str(root), "--transport", "http", "--token", "s3cret"),
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=child_env(),
-    )
+    done = serve_to_exit("--root", str(root), "--transport", "http", "--token", "s3cret", env=child_env())
     assert done.returncode == 2
     assert "unrecognized arguments: --token s3cret" in done.stderr
 

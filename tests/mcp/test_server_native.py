@@ -4,13 +4,15 @@ in-process: the real client and server sessions over memory streams). Bad input 
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Any
 
 import pytest
 from mcp.shared.exceptions import MCPError
 
 from mcp import Client
-from toolrt import Accept, Ask, ToolRuntime, content_text, tool
+from toolrt import UNBOUNDED, Accept, Ask, ToolRunContext, ToolRuntime, content_text, tool
 from toolrt.mcp import build_mcp_server
 from toolrt.policies import ApprovalRule, Approvals, rule_answerer
 
@@ -189,6 +191,182 @@ async def test_an_oversized_result_is_bounded_and_can_be_paged_with_read_spill()
         page = await client.call_tool("read_spill", {"locator": locator, "offset": 0})
     assert not page.is_error
     assert "xxxx" in content_text([block.model_dump() for block in page.content])
+
+
+@tool
+async def big_report(rows: int) -> dict:
+    """A report object that may be far larger than the output budget."""
+    return {"rows": [{"index": index, "label": "row " * 10} for index in range(rows)]}
+
+
+@tool(max_output_chars=UNBOUNDED)
+async def unbounded_report(rows: int) -> dict:
+    """The same report, with no budget."""
+    return {"rows": [{"index": index, "label": "row " * 10} for index in range(rows)]}
+
+
+async def test_an_oversized_structured_value_is_cut_not_served_whole_in_structured_content() -> None:
+    runtime = make_runtime()
+    runtime.register(big_report)
+    async with Client(build_mcp_server(runtime, mode="native")) as client:
+        small = await client.call_tool("big_report", {"rows": 2})
+        assert not small.is_error
+        assert small.structured_content is not None and len(small.structured_content["rows"]) == 2
+        result = await client.call_tool("big_report", {"rows": 2_000})  # ~130,000 characters of JSON
+        # The client's context gets the budget's worth, never the whole value through structuredContent;
+        # an error result, so a client validating the outputSchema does not reject it.
+        assert result.is_error
+        assert result.structured_content is None
+        notice = result.content[0].text
+        assert "The tool succeeded" in notice
+        assert "over the output budget of 20,000" in notice
+        assert "Do not retry" in notice
+        served = content_text([block.model_dump() for block in result.content])
+        assert len(served) < 25_000
+        assert "read_spill" in served  # nothing is lost: the full value is spilled and can be paged
+        locator = served.split('"locator": "', 1)[1].split('"', 1)[0]
+        page = await client.call_tool("read_spill", {"locator": locator, "offset": 0})
+    assert not page.is_error
+    assert '"index": 0' in content_text([block.model_dump() for block in page.content])
+
+
+async def test_a_structured_value_without_a_budget_is_served_whole() -> None:
+    runtime = make_runtime()
+    runtime.register(unbounded_report)
+    async with Client(build_mcp_server(runtime, mode="native")) as client:
+        result = await client.call_tool("unbounded_report", {"rows": 2_000})
+    assert not result.is_error
+    assert result.structured_content is not None
+    assert len(result.structured_content["rows"]) == 2_000
+
+
+# --- progress and logs ----------------------------------------------------------------------------
+
+
+def progress_runtime() -> ToolRuntime:
+    runtime = make_runtime()
+
+    @tool
+    async def crunch(ctx: ToolRunContext) -> str:
+        """Reports progress three times."""
+        report = runtime.session_for(ctx.agent)
+        assert report is not None  # the server binds the served agent's session sink
+        for step in (1, 2, 3):
+            report(
+                "mcp/progress",
+                {"callId": ctx.call_id, "progress": step, "total": 3, "message": f"step {step}"},
+            )
+            await asyncio.sleep(0.01)
+        return "crunched"
+
+    @tool
+    def crunch_in_a_thread(ctx: ToolRunContext) -> str:
+        """A plain function, run on a worker thread, reporting progress."""
+        report = runtime.session_for(ctx.agent)
+        assert report is not None
+        for step in (1, 2):
+            report("mcp/progress", {"callId": ctx.call_id, "progress": step})
+        return "done"
+
+    runtime.register(crunch)
+    runtime.register(crunch_in_a_thread)
+    return runtime
+
+
+async def test_progress_from_a_tool_body_reaches_the_client_in_order_with_its_token() -> None:
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    async with Client(build_mcp_server(progress_runtime(), mode="native")) as client:
+        result = await client.call_tool("crunch", {}, progress_callback=on_progress)
+        assert result.content[0].text == "crunched"
+        assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]  # all before the result
+        seen.clear()
+        result = await client.call_tool("crunch_in_a_thread", {}, progress_callback=on_progress)
+        assert result.content[0].text == "done"
+        assert seen == [(1, None, None), (2, None, None)]
+        seen.clear()
+        # No progress token: the body reports as before, and nothing goes out.
+        assert (await client.call_tool("crunch", {})).content[0].text == "crunched"
+    assert seen == []
+
+
+fixture_logger = logging.getLogger("tests.served.tool")
+fixture_logger.setLevel(logging.DEBUG)
+
+
+@tool
+async def chatty() -> str:
+    """Logs at three levels."""
+    fixture_logger.debug("a detail")
+    fixture_logger.info("working")
+    fixture_logger.warning("disk nearly full")
+    return "ok"
+
+
+@pytest.mark.parametrize("era", ["legacy", "auto"])
+async def test_logs_made_during_a_call_reach_the_client_at_its_level(era: str) -> None:
+    runtime = make_runtime()
+    runtime.register(chatty)
+    received: list[tuple[str, str | None, Any]] = []
+
+    async def on_log(params: Any) -> None:
+        received.append((params.level, params.logger, params.data))
+
+    options: dict[str, Any] = {"mode": era, "logging_callback": on_log}
+    if era == "auto":
+        options["log_level"] = "info"  # 2026-07-28: the request opts in
+    async with Client(build_mcp_server(runtime, mode="native"), **options) as client:
+        if era == "legacy":
+            await client.set_logging_level("info")
+        assert (await client.call_tool("chatty", {})).content[0].text == "ok"
+        fixture_logger.warning("outside any call")  # not a served call's log: not sent
+        await asyncio.sleep(0.05)
+    assert received == [
+        ("info", "tests.served.tool", "working"),
+        ("warning", "tests.served.tool", "disk nearly full"),
+    ]
+
+
+async def test_two_servers_in_one_process_send_each_log_once_to_the_calling_client_only() -> None:
+    first, second = make_runtime(), make_runtime()
+    first.register(chatty)
+    second.register(chatty)
+    heard: dict[str, list[str]] = {"first": [], "second": []}
+
+    def collector(key: str) -> Any:
+        async def on_log(params: Any) -> None:
+            heard[key].append(params.data)
+
+        return on_log
+
+    async with (
+        Client(
+            build_mcp_server(first, mode="native"), mode="legacy", logging_callback=collector("first")
+        ) as one,
+        Client(build_mcp_server(second, mode="native"), mode="legacy", logging_callback=collector("second")),
+    ):
+        await one.call_tool("chatty", {})
+        await asyncio.sleep(0.05)
+    assert heard == {"first": ["disk nearly full"], "second": []}
+
+
+async def test_without_set_level_a_handshake_client_gets_warnings_only() -> None:
+    runtime = make_runtime()
+    runtime.register(chatty)
+    received: list[str] = []
+
+    async def on_log(params: Any) -> None:
+        received.append(params.level)
+
+    async with Client(
+        build_mcp_server(runtime, mode="native"), mode="legacy", logging_callback=on_log
+    ) as client:
+        await client.call_tool("chatty", {})
+        await asyncio.sleep(0.05)
+    assert received == ["warning"]
 
 
 # --- approvals ---------------------------------------------------------------------------------

@@ -11,7 +11,16 @@ from typing import Any
 
 import pytest
 from mcp.client.stdio import StdioServerParameters
-from test_server_support import TOOLRT, alive, child_env, descendants, serve_args, stop, wait_until
+from test_server_support import (
+    TOOLRT,
+    alive,
+    child_env,
+    descendants,
+    serve_args,
+    serve_to_exit,
+    stop,
+    wait_until,
+)
 
 from mcp import Client
 
@@ -66,6 +75,25 @@ class RawSession:
         self.send(INITIALIZE)
         assert self.receive()["id"] == 0
         self.send(INITIALIZED)
+
+    def start_a_run_that_waits(self) -> set[int]:
+        """Call ``run_code`` (request id 1) with a program that sleeps for two minutes; return the
+        processes below the server once its sandbox has started (every one seen while waiting)."""
+        call = {
+            "name": "run_code",
+            "arguments": {"code": "import asyncio\nawait asyncio.sleep(120)", "description": "wait forever"},
+        }
+        self.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
+        below: set[int] = set()
+
+        def sandbox_started() -> bool:
+            below.update(descendants(self.process.pid))
+            return bool(below)
+
+        assert wait_until(sandbox_started), "no sandbox process started"
+        wait_until(lambda: False, timeout=0.5)  # let the sandbox's own children appear
+        below.update(descendants(self.process.pid))
+        return below
 
     def close(self) -> None:
         if self.process.stdin is not None and not self.process.stdin.closed:
@@ -136,9 +164,7 @@ def test_a_huge_request_is_answered_and_loses_nothing(root: Path) -> None:
 def test_a_config_file_that_is_not_json_is_one_line_and_exit_2(tmp_path: Path) -> None:
     config = tmp_path / "mcp.json"
     config.write_text("{not json")
-    done = subprocess.run(
-        serve_args("--config", str(config)), check=False, capture_output=True, text=True, timeout=60
-    )
+    done = serve_to_exit("--config", str(config))
     assert done.returncode == 2
     assert done.stdout == ""
     assert len(done.stderr.strip().splitlines()) == 1
@@ -147,7 +173,7 @@ def test_a_config_file_that_is_not_json_is_one_line_and_exit_2(tmp_path: Path) -
 
 
 def test_nothing_to_serve_is_one_line_and_exit_2() -> None:
-    done = subprocess.run(serve_args(), check=False, capture_output=True, text=True, timeout=60)
+    done = serve_to_exit()
     assert done.returncode == 2
     assert done.stderr == (
         "toolrt mcp serve: error: nothing to serve: "
@@ -193,20 +219,7 @@ def test_a_client_that_disconnects_mid_run_aborts_it_and_leaves_no_sandbox_proce
     session = RawSession("--root", str(root))
     try:
         session.initialize()
-        call = {
-            "name": "run_code",
-            "arguments": {"code": "import asyncio\nawait asyncio.sleep(120)", "description": "wait forever"},
-        }
-        session.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
-        below: set[int] = set()
-
-        def sandbox_started() -> bool:
-            below.update(descendants(session.process.pid))
-            return bool(below)
-
-        assert wait_until(sandbox_started), "no sandbox process started"
-        wait_until(lambda: False, timeout=0.5)  # let the sandbox's own children appear
-        below.update(descendants(session.process.pid))
+        below = session.start_a_run_that_waits()
         assert session.process.stdin is not None
         session.process.stdin.close()  # the client is gone
         assert session.process.wait(timeout=20) == 0
@@ -219,14 +232,7 @@ def test_a_cancelled_call_kills_its_sandbox_process_and_the_server_serves_on(roo
     session = RawSession("--root", str(root))
     try:
         session.initialize()
-        call = {
-            "name": "run_code",
-            "arguments": {"code": "import asyncio\nawait asyncio.sleep(120)", "description": "wait forever"},
-        }
-        session.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
-        assert wait_until(lambda: bool(descendants(session.process.pid))), "no sandbox process started"
-        wait_until(lambda: False, timeout=0.5)
-        below = descendants(session.process.pid)
+        below = session.start_a_run_that_waits()
         session.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
         assert wait_until(lambda: not alive(below), timeout=10), f"still running: {alive(below)}"
         session.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})

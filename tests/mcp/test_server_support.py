@@ -38,6 +38,13 @@ def serve_args(*extra: str) -> list[str]:
     return [*TOOLRT, "mcp", "serve", *extra]
 
 
+def serve_to_exit(*extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``toolrt mcp serve`` until it exits (a refusal to start), its output captured as text."""
+    return subprocess.run(
+        serve_args(*extra), check=False, capture_output=True, text=True, timeout=60, env=env
+    )
+
+
 def child_env(**extra: str) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if key != "TOOLRT_MCP_TOKEN"}
     env.update(extra)

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from helpers import register_tool
+from helpers import descendant_processes, register_tool
 from toolrt import Ask, ToolRuntime
 from toolrt.codemode import CodeRunLimits
 from toolrt.policies import Approvals
@@ -30,28 +30,8 @@ PROGRAM = "r = await tools.delete({'path': 'a.txt'})\nprint(r)"
 
 def _descendants_cpu_seconds() -> float:
     """utime + stime of every process below this one (the sandbox child and, under bwrap, its own)."""
-    parents: dict[int, int] = {}
-    times: dict[int, float] = {}
     tick = os.sysconf("SC_CLK_TCK")
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2 :].split()
-        parents[int(entry)] = int(fields[1])
-        times[int(entry)] = (int(fields[11]) + int(fields[12])) / tick
-    below = {os.getpid()}
-    changed = True
-    while changed:
-        changed = False
-        for pid, parent in parents.items():
-            if parent in below and pid not in below:
-                below.add(pid)
-                changed = True
-    return sum(times[pid] for pid in below if pid != os.getpid())
+    return sum((int(fields[11]) + int(fields[12])) / tick for fields in descendant_processes().values())
 
 
 def _runtime(approvals: Approvals, limits: CodeRunLimits) -> tuple[ToolRuntime, PythonSandboxRuntime]:

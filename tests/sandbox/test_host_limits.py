@@ -248,7 +248,11 @@ async def test_a_huge_unknown_name_is_echoed_cut(runtime: PythonSandboxRuntime) 
     except ToolCallError as error:
         return str(error)
     """
-    assert (await run(runtime, program, tools("tool"))).value == 'unknown tool "' + "x" * 100 + '…"'
+    # Cut as natively (CL3): 200 characters of the name, head and tail around the marker.
+    message = (await run(runtime, program, tools("tool"))).value
+    head, cut, tail = message.partition("[… 3,824 characters cut]")
+    assert cut and head == 'unknown tool "' + "x" * (len(head) - len('unknown tool "'))
+    assert tail == "x" * (len(tail) - 1) + '"' and len(head + cut + tail) == len('unknown tool ""') + 200
 
 
 # --- a run returns only once its processes are gone (item 7) ----------------------------------------

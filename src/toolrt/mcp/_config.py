@@ -19,9 +19,10 @@ __all__ = ["HttpServer", "ServerConfig", "StdioServer", "load_server_configs"]
 _SERVER_NAME = re.compile(r"^[a-zA-Z0-9_-]+$")
 
 
-def _check_common(
-    name: object, output_budget: object, timeout_ms: object, idempotent_tools: object
-) -> tuple[str, ...]:
+def _check_common(server: StdioServer | HttpServer) -> None:
+    """Check the settings every transport shares, storing ``idempotent_tools`` as a tuple."""
+    name, output_budget, timeout_ms = server.name, server.output_budget, server.timeout_ms
+    idempotent_tools: object = server.idempotent_tools
     if not isinstance(name, str) or not _SERVER_NAME.match(name) or "__" in name:
         raise McpConfigError(
             f"MCP server name {name!r} must be letters, digits, '_' or '-' (no '__'): "
@@ -39,7 +40,14 @@ def _check_common(
         isinstance(n, str) for n in idempotent_tools
     ):
         raise McpConfigError(f'MCP server "{name}": idempotent_tools must be a list of tool names')
-    return tuple(idempotent_tools)
+    object.__setattr__(server, "idempotent_tools", tuple(idempotent_tools))
+
+
+def _check_string_map(server: StdioServer | HttpServer, what: str, value: Mapping[str, str] | None) -> None:
+    if value is not None and not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in dict(value).items()
+    ):
+        raise McpConfigError(f'MCP server "{server.name}": {what} must map strings to strings')
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,20 +73,13 @@ class StdioServer:
     idempotent_tools: Sequence[str] = field(default=(), kw_only=True)
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self,
-            "idempotent_tools",
-            _check_common(self.name, self.output_budget, self.timeout_ms, self.idempotent_tools),
-        )
+        _check_common(self)
         if not isinstance(self.command, str) or not self.command:
             raise McpConfigError(f'MCP server "{self.name}": command must be a non-empty string')
         if isinstance(self.args, str) or not all(isinstance(a, str) for a in self.args):
             raise McpConfigError(f'MCP server "{self.name}": args must be a list of strings')
         object.__setattr__(self, "args", tuple(self.args))
-        if self.env is not None and not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in dict(self.env).items()
-        ):
-            raise McpConfigError(f'MCP server "{self.name}": env must map strings to strings')
+        _check_string_map(self, "env", self.env)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,17 +98,10 @@ class HttpServer:
     idempotent_tools: Sequence[str] = field(default=(), kw_only=True)
 
     def __post_init__(self) -> None:
-        object.__setattr__(
-            self,
-            "idempotent_tools",
-            _check_common(self.name, self.output_budget, self.timeout_ms, self.idempotent_tools),
-        )
+        _check_common(self)
         if not isinstance(self.url, str) or not self.url.startswith(("http://", "https://")):
             raise McpConfigError(f'MCP server "{self.name}": url must start with http:// or https://')
-        if self.headers is not None and not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in dict(self.headers).items()
-        ):
-            raise McpConfigError(f'MCP server "{self.name}": headers must map strings to strings')
+        _check_string_map(self, "headers", self.headers)
 
 
 ServerConfig = StdioServer | HttpServer

@@ -215,21 +215,7 @@ def pattern_converter(pattern: str, inner: Converter | None) -> Converter:
 
 def set_converter(item: Converter | None, cls: type) -> Converter:
     """A JSON array (its items unique, checked by ``uniqueItems``) as a ``set``/``frozenset``."""
-
-    def convert(value: Any) -> Any:
-        if not isinstance(value, list | tuple):
-            return value
-        if item is None:
-            return cls(value)
-        out = []
-        for index, child in enumerate(value):
-            try:
-                out.append(item(child))
-            except ArgumentConversionError as error:
-                raise error.within(index) from None
-        return cls(out)
-
-    return convert
+    return _array_as(cls, item)
 
 
 def set_out(item: Converter | None) -> Converter:
@@ -300,19 +286,28 @@ def list_converter(item: Converter, *, frozen: bool) -> Converter:
 
 def tuple_converter(item: Converter | None) -> Converter:
     """A JSON array as a ``tuple``, each element through ``item`` when given."""
+    return _array_as(tuple, item)
+
+
+def _array_as(cls: type, item: Converter | None) -> Converter:
+    """A JSON array rebuilt as ``cls`` (a tuple, a set), each element through ``item`` when given.
+
+    Unlike :func:`list_converter` it always builds a new container: the body asked for another
+    type, so there is no unchanged value to keep. A failing element names its index.
+    """
 
     def convert(value: Any) -> Any:
         if not isinstance(value, list | tuple):
             return value
         if item is None:
-            return tuple(value)
+            return cls(value)
         out = []
         for index, child in enumerate(value):
             try:
                 out.append(item(child))
             except ArgumentConversionError as error:
                 raise error.within(index) from None
-        return tuple(out)
+        return cls(out)
 
     return convert
 

@@ -31,7 +31,7 @@ and the change says it is no longer enforced. The input is never mutated; the wa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -175,18 +175,8 @@ def _normalize_node(
             node["type"] = kind
             changes.append(f'{path}.type: added "{kind}" (the type of every enum entry)')
     if node.get("type") == "integer":
-        for keyword in _INTEGER_VALUED:
-            if keyword in node:
-                fixed = _integral(node[keyword])
-                if fixed is not _UNCHANGED:
-                    changes.append(f"{path}.{keyword}: {_text(node[keyword])} -> {_text(fixed)}")
-                    node[keyword] = fixed
-    for keyword in COUNT_BOUNDS:
-        if keyword in node:
-            fixed = _integral(node[keyword])
-            if fixed is not _UNCHANGED:
-                changes.append(f"{path}.{keyword}: {_text(node[keyword])} -> {_text(fixed)}")
-                node[keyword] = fixed
+        _make_integral(node, _INTEGER_VALUED, path, changes)
+    _make_integral(node, COUNT_BOUNDS, path, changes)
     if "pattern" in node and isinstance(node["pattern"], str):
         pattern = node.pop("pattern")
         note = f"Must match the regular expression {pattern}."
@@ -405,6 +395,16 @@ class _Unchanged:
 
 
 _UNCHANGED: Final = _Unchanged()
+
+
+def _make_integral(node: dict[str, Any], keywords: Iterable[str], path: str, changes: list[str]) -> None:
+    """Rewrite each of ``keywords`` in ``node`` with integral floats as ints, noting each change."""
+    for keyword in keywords:
+        if keyword in node:
+            fixed = _integral(node[keyword])
+            if fixed is not _UNCHANGED:
+                changes.append(f"{path}.{keyword}: {_text(node[keyword])} -> {_text(fixed)}")
+                node[keyword] = fixed
 
 
 def _integral(value: Any) -> Any:

@@ -299,7 +299,7 @@ def _decode(body: bytes) -> dict[str, Any]:
     except RecursionError:
         raise ProtocolViolation(f"frame nests deeper than {MAX_JSON_DEPTH} levels") from None
     except (UnicodeDecodeError, ValueError) as error:
-        raise ProtocolViolation(f"malformed frame ({_clip(str(error), 200)})") from None
+        raise ProtocolViolation(f"malformed frame ({clip_text(str(error), 200)})") from None
     if type(frame) is not dict:
         raise ProtocolViolation(f"frame is a JSON {type(frame).__name__}, not an object")
     # A body with fewer brackets than the limit cannot nest that deep (brackets inside strings only
@@ -321,10 +321,6 @@ _FIELDS: Final[dict[str, tuple[frozenset[str], frozenset[str]]]] = {
 }
 
 
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
 _EXACT_KEYS: Final = {kind: required | {"t"} for kind, (required, _) in _FIELDS.items()}
 """Each kind's keys when it carries no optional field: one comparison accepts the common frame."""
 
@@ -335,7 +331,7 @@ def _kind_of(frame: dict[str, Any]) -> str:
         raise ProtocolViolation('frame has no string "t" field')
     exact = _EXACT_KEYS.get(kind)
     if exact is None:
-        raise ProtocolViolation(f"unknown frame kind {_clip(repr(kind), 60)}")
+        raise ProtocolViolation(f"unknown frame kind {clip_text(repr(kind), 60)}")
     if frame.keys() == exact:
         return kind
     required, optional = _FIELDS[kind]
@@ -345,7 +341,7 @@ def _kind_of(frame: dict[str, Any]) -> str:
         raise ProtocolViolation(f"{kind} frame lacks {', '.join(sorted(missing))}")
     extra = keys - required - optional
     if extra:
-        names = ", ".join(_clip(repr(key), 40) for key in sorted(extra)[:5])
+        names = ", ".join(clip_text(repr(key), 40) for key in sorted(extra)[:5])
         raise ProtocolViolation(f"{kind} frame has unknown field(s) {names}")
     return kind
 
@@ -353,7 +349,7 @@ def _kind_of(frame: dict[str, Any]) -> str:
 def _str_list(value: object, what: str, limit: int = 64) -> tuple[str, ...]:
     if type(value) is not list or len(value) > limit or any(type(item) is not str for item in value):
         raise ProtocolViolation(f"{what} must be a list of at most {limit} strings")
-    return tuple(_clip(item, 512) for item in value)
+    return tuple(clip_text(item, 512) for item in value)
 
 
 def _parse_ready(frame: dict[str, Any]) -> Ready:
@@ -403,7 +399,7 @@ def _parse_done(frame: dict[str, Any]) -> Done:
         raise ProtocolViolation("a failed done frame carries no value")
     kind, message = frame.get("kind"), frame.get("message")
     if kind not in CHILD_DONE_KINDS:
-        raise ProtocolViolation(f"done kind {_clip(repr(kind), 60)} is not one a child may report")
+        raise ProtocolViolation(f"done kind {clip_text(repr(kind), 60)} is not one a child may report")
     if type(message) is not str:
         raise ProtocolViolation("done message must be a string")
     # Cut line by line first: a traceback echoing a 65 KB source line keeps the exception after it.
@@ -457,7 +453,7 @@ def parse_child_frame(body: bytes) -> ChildFrame:
     message = frame["message"]
     if type(message) is not str:
         raise ProtocolViolation("boot-failed message must be a string")
-    return BootFailed(_clip(message, MAX_MESSAGE_CHARS))
+    return BootFailed(clip_text(message, MAX_MESSAGE_CHARS))
 
 
 # --- host-side value helpers -----------------------------------------------------------------------

@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from toolrt._errors import MAX_ECHO_CHARS, clip_text
 from toolrt._json import NotLosslessJsonError, UnencodableTextError, snapshot_json
 from toolrt.codemode._code_runtime import (
     NO_VALUE,
@@ -547,19 +548,18 @@ _LOSSY_SURROGATE = f"{_LOSSY} ({LONE_SURROGATE})"
 
 _SUGGESTIONS = 3
 """Closest member names an unknown-member error offers."""
-_NAME_CHARS = 100
-"""Longest unknown name echoed back (a call frame's name may hold thousands of characters)."""
 
 
 def unknown_member(namespace: CodeBindingNamespace, name: str) -> str:
     """The error a program gets for calling a member its namespace lacks, with the closest names
     (``unknown tool "send_mail"; did you mean "send_email"?``)."""
-    shown = name if len(name) <= _NAME_CHARS else name[:_NAME_CHARS] + "…"
+    # Cut as a native unknown tool's name is (a call frame's name may hold thousands of characters).
+    shown = clip_text(name, MAX_ECHO_CHARS)
     if namespace.member_noun is None:
         text = f'unknown binding "{namespace.name}.{shown}"'
     else:
         text = f'unknown {namespace.member_noun} "{shown}"'
-    close = difflib.get_close_matches(name[:_NAME_CHARS], list(namespace.functions), _SUGGESTIONS)
+    close = difflib.get_close_matches(name[:MAX_ECHO_CHARS], list(namespace.functions), _SUGGESTIONS)
     if close:
         text += "; did you mean " + " or ".join(f'"{match}"' for match in close) + "?"
     return text
