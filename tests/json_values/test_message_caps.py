@@ -33,11 +33,16 @@ def test_text_within_the_limit_is_returned_as_it_is() -> None:
     assert clip_text("x" * 40, 40) == "x" * 40
 
 
-@pytest.mark.parametrize("length", [41, 100, 10_000, 1_000_000, 52_000_000])
-@pytest.mark.parametrize("limit", [40, 200, 4_000])
+@pytest.mark.parametrize(
+    ("length", "limit"),
+    [
+        (length, limit)
+        for length in (41, 100, 10_000, 1_000_000, 52_000_000)
+        for limit in (40, 200, 4_000)
+        if length > limit  # every case is a cut
+    ],
+)
 def test_a_cut_text_is_exactly_the_limit_long_and_counts_what_it_cut(length: int, limit: int) -> None:
-    if length <= limit:
-        pytest.skip("not cut")
     text = "h" + "m" * (length - 2) + "t"
     clipped = clip_text(text, limit)
     assert len(clipped) == limit
