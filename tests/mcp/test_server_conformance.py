@@ -17,16 +17,14 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from test_server_support import child_env, free_port, http_server, node_bin, stop
+from test_server_support import child_env, free_port, http_server, node_bin, stop, wait_listening
 
 BASELINE = Path(__file__).parent / "conformance-server-expected-failures.yml"
 FIXTURE = Path(__file__).parent / "conformance_server.py"
@@ -51,17 +49,7 @@ def fixture_server() -> Iterator[str]:
         text=True,
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            if process.poll() is not None:
-                raise AssertionError(
-                    f"the fixture server exited: {process.stderr.read() if process.stderr else ''}"
-                )
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-            if time.monotonic() > deadline:
-                raise AssertionError("the fixture server did not listen within 30 s")
-            time.sleep(0.05)
+        wait_listening(process, port, "the fixture server")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         stop(process)

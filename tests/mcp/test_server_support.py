@@ -63,20 +63,23 @@ def http_server(*extra: str, host: str = "127.0.0.1", env: dict[str, str] | None
         text=True,
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            if process.poll() is not None:
-                raise AssertionError(
-                    f"toolrt mcp serve exited early: {process.stderr.read() if process.stderr else ''}"
-                )
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-            if time.monotonic() > deadline:
-                raise AssertionError("toolrt mcp serve did not listen within 30 s")
-            time.sleep(0.05)
+        wait_listening(process, port, "toolrt mcp serve")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         stop(process)
+
+
+def wait_listening(process: subprocess.Popen[str], port: int, what: str) -> None:
+    """Wait (30 s at most) until ``process`` accepts connections on ``port``; fail if it exits."""
+    deadline = time.monotonic() + 30
+    while True:
+        if process.poll() is not None:
+            raise AssertionError(f"{what} exited early: {process.stderr.read() if process.stderr else ''}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} did not listen within 30 s")
+        time.sleep(0.05)
 
 
 def stop(process: subprocess.Popen[str]) -> None:
