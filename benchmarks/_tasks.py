@@ -2,8 +2,9 @@
 
 A :class:`Task` scripts the best trajectory in each mode: ``native(session)`` issues tool calls
 batch by batch (parallel calls in one assistant message whenever they are independent) and
-``program`` is the Python body one ``run_code`` call runs. ``expected`` is computed from the data
-directly; the Code Mode output must equal it (checked), and the final answer both modes give is
+``program`` is the Python body one ``run_code`` call runs (under tool search, a first ``run_code``
+call prints the signatures of ``uses``, the tools the program calls). ``expected`` is computed from
+the data directly; the Code Mode output must equal it (checked), and the final answer both modes give is
 written from it.
 """
 
@@ -42,6 +43,7 @@ class Task:
     expected: Callable[[Fixture], str]
     answer_intro: str
     note: str = ""
+    uses: tuple[str, ...] = ()  # the tools the program calls: what it describes under tool search
 
     def answer(self, fixture: Fixture) -> str:
         """The final answer both modes give: the intro, then the expected text."""
@@ -351,6 +353,7 @@ TASKS: tuple[Task, ...] = (
         _expected_refunds,
         "Here are the partially refunded Q1 2026 orders:",
         "200 order records (2 pages of 100); filter + group-by the API cannot do",
+        ("shop_list_orders",),
     ),
     Task(
         "top-spenders",
@@ -363,6 +366,7 @@ TASKS: tuple[Task, ...] = (
         _expected_top_spenders,
         "Top 5 customers by net Q1 2026 spend:",
         "join 200 orders with 60 customers",
+        ("shop_list_orders", "crm_list_customers"),
     ),
     Task(
         "migration-prs",
@@ -376,6 +380,7 @@ TASKS: tuple[Task, ...] = (
         _expected_migrations,
         "Migration changes among the last 10 merged PRs:",
         "3 dependent hops: list PRs, 10 file lists (with patches), check runs",
+        ("github_list_pull_requests", "github_get_pull_request_files", "github_list_check_runs_for_ref"),
     ),
     Task(
         "largest-files",

@@ -96,11 +96,20 @@ def _expect(condition: bool, message: str) -> None:
 # --- toolrt ------------------------------------------------------------------------------------------------
 
 
-async def _toolrt(backend: str, *, warm: bool, program: str, expect: str | None, value: Any = None) -> Timed:
+async def _toolrt(
+    backend: str, *, warm: bool, program: str, expect: str | None, value: Any = None, language: str = "python"
+) -> Timed:
     from toolrt import AbortSignal, ToolExecutionInput, ToolRuntime, tool
-    from toolrt.sandbox import PythonSandboxRuntime
+    from toolrt.sandbox import DenoTypeScriptRuntime, PythonSandboxRuntime
 
-    code_runtime = PythonSandboxRuntime(backend=backend, pool_size=2 if warm else 0)  # type: ignore[arg-type]
+    runtime_class: Any = PythonSandboxRuntime
+    if language == "typescript":
+        try:
+            import deno  # noqa: F401 (the typescript extra)
+        except ImportError as error:
+            raise Skip(f"the typescript extra is not installed ({error})") from None
+        runtime_class = DenoTypeScriptRuntime
+    code_runtime = runtime_class(backend=backend, pool_size=2 if warm else 0)
     runtime = ToolRuntime(mode="code", code_runtime=code_runtime)
     runtime.register(tool(add))
     signal = AbortSignal()
@@ -138,16 +147,28 @@ async def _toolrt(backend: str, *, warm: bool, program: str, expect: str | None,
     return Paced(once, refilled)
 
 
-def _toolrt_cases(backend: str) -> list[Case]:
+# The TypeScript runtime's programs: the same work as Python's, in TypeScript.
+TS_LOOP = "let total = 0;\nfor (let i = 0; i < {n}; i++) total += i + 1;\nconsole.log(total);"
+TS_CALLS = (
+    "let total = 0;\nfor (let i = 0; i < {n}; i++) total += await tools.add({{a: i, b: 1}});\n"
+    "console.log(total);"
+)
+
+
+def _toolrt_cases(backend: str, language: str = "python") -> list[Case]:
     def setup(
         warm: bool, program: str, expect: str | None, value: Any = None
     ) -> Callable[[], Awaitable[Timed]]:
         async def make() -> Timed:
-            return await _toolrt(backend, warm=warm, program=program, expect=expect, value=value)
+            return await _toolrt(
+                backend, warm=warm, program=program, expect=expect, value=value, language=language
+            )
 
         return make
 
-    group = f"toolrt[{backend}]"
+    typescript = language == "typescript"
+    calls, loop = (TS_CALLS, TS_LOOP) if typescript else (PROGRAM_CALLS, PROGRAM_LOOP)
+    group = f"toolrt-ts[{backend}]" if typescript else f"toolrt[{backend}]"
     return [
         Case(
             f"{group}/trivial-warm",
@@ -166,24 +187,24 @@ def _toolrt_cases(backend: str) -> list[Case]:
         Case(
             f"{group}/100-calls-warm",
             "run_code 100 sequential `await tools.add`, warm",
-            setup(True, PROGRAM_CALLS.format(n=100), "5050"),
+            setup(True, calls.format(n=100), "5050"),
             group,
             floor="floor/100-round-trips",
         ),
         Case(
             f"{group}/1000-calls-warm",
             "run_code 1000 sequential `await tools.add`, warm",
-            setup(True, PROGRAM_CALLS.format(n=1000), "500500"),
+            setup(True, calls.format(n=1000), "500500"),
             group,
             floor="floor/1000-round-trips",
         ),
         Case(
             f"{group}/1000-loop-warm",
             "run_code 1000-iteration loop, no call, warm",
-            setup(True, PROGRAM_LOOP.format(n=1000), "500500"),
+            setup(True, loop.format(n=1000), "500500"),
             group,
         ),
-        *raw_cases(backend),
+        *([] if typescript else raw_cases(backend)),
     ]
 
 
@@ -274,7 +295,14 @@ ANCHOR_CASES = [
     ),
 ]
 
-CASES = [*FLOOR_CASES, *(case for backend in BACKENDS for case in _toolrt_cases(backend)), *ANCHOR_CASES]
+CASES = [
+    *FLOOR_CASES,
+    *(case for backend in BACKENDS for case in _toolrt_cases(backend)),
+    *(case for backend in BACKENDS for case in _toolrt_cases(backend, "typescript")),
+    *ANCHOR_CASES,
+]
+TARGET_TS_WARM_RATIO = 1.5
+TARGET_TS_PER_BINDING_RATIO = 1.2
 
 
 # --- the child: paced sampling ------------------------------------------------------------------------------
@@ -394,9 +422,36 @@ def verdicts(summaries: Mapping[str, CaseSummary]) -> str:
         text, _ = cell(name)
         if text != "—":
             lines.append(f"- {name}: {text}.")
+    lines.extend(["", *_typescript_lines(summaries), ""])
     lines.extend(["", *_decomposition(summaries), ""])
     lines.extend(_isolation_lines())
     return "\n".join(lines)
+
+
+def _typescript_lines(summaries: Mapping[str, CaseSummary]) -> list[str]:
+    """The TypeScript runtime against the Python one, same backend, same interleaved runs."""
+    lines = ["TypeScript on Deno vs Python (ratios of p50s; targets: warm ≤ 1.5×, per binding ≤ 1.2×):", ""]
+    for backend in BACKENDS:
+        py, ts = f"toolrt[{backend}]", f"toolrt-ts[{backend}]"
+        parts = []
+        for suffix in ("trivial-warm", "trivial-cold", "100-calls-warm"):
+            a, b = summaries.get(f"{py}/{suffix}"), summaries.get(f"{ts}/{suffix}")
+            if a is None or b is None or not a.ok or not b.ok:
+                parts.append(f"{suffix} —")
+                continue
+            ratio = b.median_ns / a.median_ns
+            mark = ""
+            if suffix == "trivial-warm":
+                mark = " meets" if ratio <= TARGET_TS_WARM_RATIO else " MISSES"
+            parts.append(f"{suffix} {format_duration(b.median_ns)} = {ratio:.2f}×{mark}")
+        one = _derived(summaries, f"{py}/1000-calls-warm", f"{py}/1000-loop-warm", 1000)
+        other = _derived(summaries, f"{ts}/1000-calls-warm", f"{ts}/1000-loop-warm", 1000)
+        if one is not None and other is not None and one[0] > 0:
+            ratio = other[0] / one[0]
+            mark = "meets" if ratio <= TARGET_TS_PER_BINDING_RATIO else "MISSES"
+            parts.append(f"per binding {format_duration(other[0])} = {ratio:.2f}× {mark}")
+        lines.append(f"- {backend}: " + "; ".join(parts))
+    return lines
 
 
 def _decomposition(summaries: Mapping[str, CaseSummary]) -> list[str]:

@@ -80,7 +80,7 @@ from toolrt.codemode._transport import CODE_MODE_TRANSPORT
 
 if TYPE_CHECKING:
     from toolrt._prompt import SystemPrompt
-    from toolrt.loop import Agent, OpenAIChatModel, ScriptedModel, SessionLog
+    from toolrt.loop import Agent, AnthropicModel, OpenAIChatModel, ScriptedModel, SessionLog
     from toolrt.policies import (
         ApprovalRule,
         Approvals,
@@ -113,6 +113,7 @@ __version__ = "0.1.0"
 
 _LAZY: dict[str, str] = {
     "Agent": "toolrt.loop",
+    "AnthropicModel": "toolrt.loop",
     "OpenAIChatModel": "toolrt.loop",
     "ScriptedModel": "toolrt.loop",
     "SessionLog": "toolrt.loop",
@@ -152,6 +153,7 @@ __all__ = [
     "Accept",
     "Agent",
     "Allow",
+    "AnthropicModel",
     "ApprovalOutcome",
     "ApprovalRequest",
     "ApprovalRule",

@@ -156,7 +156,7 @@ class ToolExecution:
     """One call inside the pipeline (see the module docstring for what may change and when).
 
     Beside what a body sees (:class:`ToolRunContext`), it carries the runtime's per-call
-    bookkeeping, kept here to avoid a second object per call (decision 0005): three public
+    bookkeeping, kept here to avoid a second object per call (decision 0005): four public
     attributes written by the pipeline only, and the operations the pipeline performs on the call
     (:meth:`open_signal` / :meth:`close_signal`, :meth:`lend_signal` / :meth:`return_signal`, for a
     timed body :meth:`lend_body_signal` / :meth:`body_signal` / :meth:`return_body_signal` /
@@ -192,12 +192,15 @@ class ToolExecution:
         "pipeline only.",
         "scope_chain": "The calling agent's scope chain, looked up by the pipeline the first time a "
         "listener needs it (``None`` until then). Written by the pipeline only.",
+        "trace": "The call's span when a tracer is installed (a ``toolrt._tracing.CallTrace``), "
+        "else ``None``. Written by the pipeline only.",
     }
 
-    # Plain attributes, not properties: these three are read on every call's hot path.
+    # Plain attributes, not properties: these four are read on every call's hot path.
     body_invoked: bool
     canonical_result: Any
     scope_chain: Any
+    trace: Any
 
     def __init__(  # noqa: PLR0917 - positional on purpose: the pipeline builds one per call
         self,
@@ -235,6 +238,7 @@ class ToolExecution:
         self.body_invoked = False
         self.canonical_result = None
         self.scope_chain = None
+        self.trace = None
         # Resolved once, when the call is created: classification, the body, a wrapper's revalidated
         # success and a post-execute value replacement all use this one definition, unless the
         # registry moved on since ``resolved_at`` (its generation then), e.g. the tool was disposed.

@@ -81,6 +81,7 @@ if TYPE_CHECKING:
     from toolrt._approval_request import ApprovalService
     from toolrt._registry import ToolRegistry
     from toolrt._tool_definition import ToolDefinition
+    from toolrt._tracing import CallObserver
 
 __all__ = ["DEFAULT_GRACE_MS", "CallDeadline", "DispatchOutcome", "Pipeline", "Prepared", "tool_error_result"]
 
@@ -139,6 +140,8 @@ class Pipeline:
         """The deadline of every call's body (see :class:`CallDeadline`); ``None``: no deadline."""
         self._detached: set[asyncio.Task[Any]] = set()
         self._deadlines: _DeadlineClock | None = None
+        self.observer: CallObserver | None = None
+        """The tracer told of every call's stages (:mod:`toolrt._tracing`); ``None``: no tracing."""
 
     def _clock(self) -> _DeadlineClock:
         clock = self._deadlines
@@ -193,6 +196,9 @@ class Pipeline:
             registry.generation,
             call.wait_clock,
         )
+        observer = self.observer
+        if observer is not None:
+            execution.trace = observer.start_call(execution)
         if error is not None:
             if collapsed and not signal.aborted:
                 execution.take_finalizer()
@@ -277,6 +283,8 @@ class Pipeline:
             decision: Any = _ALLOW
             if listeners:
                 decision = await EventBus.waterfall(listeners, (execution,), _allow)
+                if execution.trace is not None:
+                    execution.trace.event("toolrt.pre_execute", _decision_attributes(decision))
             approval_cancelled = False
             if type(decision) is Ask:
                 decision, approval_cancelled = await self._ask(execution, decision)
@@ -289,6 +297,8 @@ class Pipeline:
                 return "post-result", _aborted(False)
             reason = decision.reason if type(decision) is Deny else self._registry.guard_reason(execution)
             if reason is not None:
+                if execution.trace is not None and type(decision) is not Deny:
+                    execution.trace.event("toolrt.guard.denied", {"toolrt.reason": str(reason)})
                 return "post-result", _failure(str(reason))
             if _fired(caller):
                 return "post-result", _aborted(False)
@@ -327,12 +337,24 @@ class Pipeline:
         clock = execution.wait_clock
         if clock is not None:
             clock.pause()
+        trace = execution.trace
+        if trace is not None:
+            trace.event(
+                "toolrt.approval.asked", {"toolrt.reason": "" if ask.reason is None else str(ask.reason)}
+            )
+            asked_at = asyncio.get_running_loop().time()
         try:
             # Typed as object: the service is third-party code and may answer outside the protocol.
             outcome: object = await approval.request(request)
         finally:
             if clock is not None:
                 clock.resume()
+        if trace is not None:
+            waited_ms = (asyncio.get_running_loop().time() - asked_at) * 1000
+            trace.event(
+                "toolrt.approval.decided",
+                {"toolrt.approval.outcome": str(outcome), "toolrt.approval.wait_ms": waited_ms},
+            )
         if outcome == "allowed-once":
             return _ALLOW, False
         if outcome == "rejected":
@@ -360,6 +382,8 @@ class Pipeline:
         The only stage whose calls may overlap. Never raises for a model or tool mistake (task
         cancellation propagates); pass the outcome to :meth:`commit`.
         """
+        trace = execution.trace
+        entered = None if trace is None else trace.enter()  # nested calls see the span
         try:
             listeners = (
                 self._listeners(execution, "tools/execute")
@@ -388,6 +412,9 @@ class Pipeline:
             raise
         except BaseException as error:
             return "final-result", tool_error_result(error)
+        finally:
+            if trace is not None:
+                trace.exit(entered)
 
     async def _dispatch_body(self, execution: ToolExecution) -> ToolExecutionResult:
         wrapper_signal = execution.signal
@@ -698,6 +725,8 @@ class Pipeline:
                 (execution, result),
                 lambda message: f'tool "{name}" ({call_id}): tools/result observer failed: {message}',
             )
+        if execution.trace is not None:
+            execution.trace.end(execution, result)
         return result
 
     # --- shortcuts shared by execute() and the ordered executor ---------------------------------
@@ -777,6 +806,13 @@ async def _allow() -> Allow:
     return _ALLOW
 
 
+def _decision_attributes(decision: Any) -> dict[str, str]:
+    """A pre-execute decision as span event attributes (what a tracer records of it)."""
+    kind = {Allow: "allow", Deny: "deny", Ask: "ask"}.get(type(decision), type(decision).__name__)
+    reason = getattr(decision, "reason", None)
+    return {"toolrt.decision": kind, "toolrt.reason": "" if reason is None else str(reason)}
+
+
 async def _accept() -> Accept:
     return _ACCEPT
 
@@ -837,6 +873,8 @@ class _Timer:
         """The deadline has come: fire the body's signal and start the grace."""
         body = self.execution.body_signal()
         self.expired = not body.base.aborted
+        if self.expired and self.execution.trace is not None:
+            self.execution.trace.event("toolrt.timeout", {"toolrt.timeout_ms": self.timeout_ms})
         body.abort(_DeadlineReason(self.timeout_ms))
         self.start_grace()
 

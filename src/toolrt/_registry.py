@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Generic, Literal, Protocol, TypeAlias, TypeVar
 
 from toolrt._errors import JsonSchemaError
 from toolrt._events import Disposer, EventBus, ListenerOwner
-from toolrt._json import NotLosslessJsonError, snapshot_json, thaw
+from toolrt._json import FrozenDict, NotLosslessJsonError, snapshot_json, thaw
 from toolrt._tool_definition import UNBOUNDED, ToolDefinition, ToolOutput, ToolSchema
-from toolrt.schema import assert_supported_json_schema, compile_validator
+from toolrt.schema import assert_supported_json_schema
 from toolrt.schema._normalize import raw_parameter_violations
 
 if TYPE_CHECKING:
@@ -49,6 +49,7 @@ __all__ = [
     "ToolsView",
     "Transport",
     "is_valid_timeout_ms",
+    "vouch_checked_schemas",
 ]
 
 RUN_CODE_NAME = "run_code"
@@ -409,8 +410,8 @@ class ToolRegistry(ScopedLayers[_Layer]):
         if name in layer.tools:
             self.reclaim(key)
             raise ValueError(_taken_message(name, key))
-        if definition.compiled_output is None:
-            object.__setattr__(definition, "compiled_output", compile_validator(definition.output.schema))
+        # The output validator compiles at the tool's first call (the pipeline does it): most of a
+        # large catalogue is never called in a session, and the schema was checked above.
         layer.tools[name] = definition
         self.grouped += definition.group is not None
         self._bump()
@@ -619,6 +620,10 @@ class ToolRegistry(ScopedLayers[_Layer]):
         self._announce_or_roll_back(disposer, ToolsChange("present", mode, key))
         return disposer
 
+    def touch(self) -> None:
+        """Move :attr:`generation` without a mutation here (see :meth:`toolrt.ToolRuntime.touch`)."""
+        self._bump()
+
     @property
     def generation(self) -> int:
         """A counter that moves whenever what some scope sees may have changed (registrations,
@@ -658,16 +663,40 @@ def _check_definition(definition: object) -> None:
         or (output.presentation_meta is not None and not callable(output.presentation_meta))
     ):
         raise TypeError(f'tool "{name}" must declare output {{ schema, render, presentation_meta? }}')
-    assert_supported_json_schema(output.schema)
+    checked_parameters, checked_output = getattr(definition.validate_arguments, _VOUCHED, (None, None))
+    if not _is_checked(output.schema, checked_output):
+        assert_supported_json_schema(output.schema)
     # What the model reads must be what the runtime understands: a raw schema outside the subset
     # ("type": "dict") is refused here, never sent verbatim (issue 13, decision 0011).
-    parameter_violations = raw_parameter_violations(name, definition.parameters)
-    if parameter_violations:
-        raise JsonSchemaError(parameter_violations)
+    if not _is_checked(definition.parameters, checked_parameters):
+        parameter_violations = raw_parameter_violations(name, definition.parameters)
+        if parameter_violations:
+            raise JsonSchemaError(parameter_violations)
     if not is_valid_timeout_ms(definition.timeout_ms):
         raise TypeError(f'tool "{name}" timeout_ms must be a positive finite number')
     if name == RUN_CODE_NAME:
         raise ValueError(_RESERVED_TRANSPORT)
+
+
+_VOUCHED = "__toolrt_checked_schemas__"
+
+
+def vouch_checked_schemas(
+    validate_arguments: Callable[..., object], parameters: object, output_schema: object | None
+) -> None:
+    """Record on a definition's ``validate_arguments`` that ``parameters`` (and ``output_schema``,
+    unless ``None``) were checked against the subset when the tool was defined.
+
+    ``register`` then skips walking them again; that walk was most of what registering a
+    ``@tool`` or ``define_tool`` tool cost (decision 0012). Only frozen schemas are vouched for
+    (nothing can change them after the check) and only the very objects checked: a raw definition,
+    or one rebuilt around other schemas, is checked at registration as before.
+    """
+    setattr(validate_arguments, _VOUCHED, (parameters, output_schema))
+
+
+def _is_checked(schema: object, checked: object) -> bool:
+    return schema is checked and isinstance(schema, FrozenDict)
 
 
 def _taken_message(name: str, key: Hashable | None) -> str:

@@ -51,7 +51,7 @@ from toolrt._content import ContentBlock
 from toolrt._errors import JsonSchemaError
 from toolrt._execution import ToolExecution
 from toolrt._json import snapshot_json
-from toolrt._registry import is_valid_timeout_ms
+from toolrt._registry import is_valid_timeout_ms, vouch_checked_schemas
 from toolrt._results import ToolExecutionResult
 from toolrt._tool_definition import (
     OutputBudget,
@@ -118,8 +118,10 @@ def define_tool(
         raw_parameters = _raw_input_schema(name, input_schema, normalize)
     else:
         assert parameters is not None
-        raw_parameters = parameter_schema_spec_to_json_schema(parameters)
-    output_schema = value_schema_spec_to_json_schema(output["schema"])
+        # Frozen, as @tool's and input_schema's are: the checked schema is the one registered.
+        raw_parameters = snapshot_json(parameter_schema_spec_to_json_schema(parameters))
+    # The DSL asserts the subset on what it produces.
+    output_schema = snapshot_json(value_schema_spec_to_json_schema(output["schema"]))
     return build_validated_definition(
         name=name,
         description=description,
@@ -137,6 +139,7 @@ def define_tool(
         present_call=present_call,
         present_result=present_result,
         run_inline=run_inline,
+        output_checked=True,
     )
 
 
@@ -177,15 +180,20 @@ def build_validated_definition(
     present_call: Callable[[Any], ToolCallView | None] | None = None,
     present_result: Callable[[Any, PresentedResult], ToolResultView | None] | None = None,
     run_inline: bool = False,
+    output_checked: bool = False,
 ) -> ToolDefinition:
     """A definition whose arguments are validated against ``parameters`` (a raw subset schema).
 
     Shared by :func:`define_tool` and the ``@tool`` decorator: both compile into the same subset.
+    Compiling checks ``parameters``; ``output_checked=True`` says the caller checked
+    ``output.schema``. ``register`` does not walk a frozen schema checked here again.
     """
     validator = compile_validator(parameters)
 
     def validate_arguments(args: Any) -> Sequence[str]:
         return validator.validate(args, "")
+
+    vouch_checked_schemas(validate_arguments, parameters, output.schema if output_checked else None)
 
     def is_valid(args: Any) -> bool:
         try:

@@ -43,7 +43,7 @@ import dataclasses
 import functools
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from toolrt._content import ContentBlock
 from toolrt._errors import JsonSchemaError, ToolArgsError
@@ -64,8 +64,10 @@ from toolrt._tool_definition import (
 )
 from toolrt.cards._views import ToolCallView, ToolResultView
 from toolrt.schema import assert_supported_json_schema
-from toolrt.schema._converters import ArgumentConversionError, Converter
-from toolrt.schema._type_hints import FunctionSpec, analyze_function
+
+if TYPE_CHECKING:
+    from toolrt.schema._converters import Converter
+    from toolrt.schema._type_hints import FunctionSpec
 
 __all__ = ["tool"]
 
@@ -176,6 +178,10 @@ def _build(
         raise TypeError(f"@tool {function.name}: already a ToolDefinition (is @tool applied twice?)")
     if not callable(function):
         raise TypeError(f"@tool: expected a function, got {type(function).__name__}")
+    # Loaded with the first @tool, not with `import toolrt`: the type-hint mapping and its
+    # converters (datetime, pathlib, uuid, decimal, ...) are among the costliest imports of the core.
+    from toolrt.schema._type_hints import analyze_function
+
     spec = analyze_function(function, is_injected=_is_injected, description=description)
     where = f"@tool {spec.qualname}"
     tool_name = name if name is not None else getattr(function, "__name__", None)
@@ -209,6 +215,7 @@ def _build(
         present_call=present_call,
         present_result=present_result,
         run_inline=run_inline,
+        output_checked=True,  # asserted above
     )
     if group is None:
         return definition
@@ -228,6 +235,8 @@ def _make_execute(function: Callable[..., Any], spec: FunctionSpec) -> Callable[
     ``args`` is the validated, frozen ``FrozenDict``; for scalar-only parameters it unpacks straight
     into the call. Container parameters are thawed (fresh plain values) by their converters.
     """
+    from toolrt.schema._converters import ArgumentConversionError
+
     converters: tuple[tuple[str, Converter], ...] = tuple(
         (param.name, param.to_python)
         for param in spec.params

@@ -50,7 +50,6 @@ from toolrt._tool_definition import (
     Unbounded,
     is_valid_output_budget,
 )
-from toolrt.schema._docstrings import parse_docstring
 
 __all__ = [
     "CodePresentation",
@@ -370,6 +369,23 @@ class ToolRuntime(ListenerOwner):
         ``run_code``), the ones restricted away from it and the reserved ones (deferred tools)."""
         return self._registry.known(scope_key(scope))
 
+    @property
+    def generation(self) -> int:
+        """A counter that moves whenever what some scope sees may have changed: a tool registered or
+        removed, a name reserved, a restriction, a presentation, a scope parent, the code runtime.
+
+        What is derived from the tool set alone (the system prompt's tools and SDK) is cached
+        against it, so an unchanged runtime is never re-projected and a changed one never served
+        stale.
+        """
+        return self._registry.generation
+
+    def touch(self) -> None:
+        """Move :attr:`generation` without changing a tool: for a plug-in whose own setting changes
+        what scopes are shown (Code Mode's tool search turning on), so that what is cached against
+        the tool state (the prompt's tools and SDK) is derived again at the next assembly."""
+        self._registry.touch()
+
     def scope_chain(self, scope: Hashable | None) -> tuple[Hashable, ...]:
         """``scope``'s key and its parents' keys, nearest first (``()`` for ``None``)."""
         return self._registry.chain(scope_key(scope))[0]
@@ -424,8 +440,17 @@ class ToolRuntime(ListenerOwner):
             )
         )
 
+    def on_close(self, callback: Callable[[], None]) -> Disposer:
+        """Call ``callback()`` when the runtime closes (newest first); the disposer unhooks it.
+
+        Why: a tool that owns processes or connections (bash's background jobs) must not outlive
+        the runtime it serves. A failing callback does not stop the others; ``close`` raises it after.
+        """
+        hook = Disposer(callback, self)  # adopted: close() calls it with the other registrations
+        return Disposer(lambda: self._release(hook))
+
     def close(self) -> None:
-        """Close every scope and undo every global registration."""
+        """Close every scope, undo every global registration and run the :meth:`on_close` hooks."""
         for scope in list(self._scopes.values()):
             scope.close()
         self._dispose_owned()
@@ -608,6 +633,8 @@ def _class_summary(cls: type) -> str:
         return ""
     if dataclasses.is_dataclass(cls) and doc.startswith(cls.__name__ + "("):
         return ""
+    from toolrt.schema._docstrings import parse_docstring  # with register_methods, not at import
+
     summary = parse_docstring(doc).summary
     return " ".join(re.split(r"\n\s*\n", summary, maxsplit=1)[0].split())
 

@@ -4,24 +4,16 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import toolrt_module
 
 FLOOD = "print('a' * 1_000 + 'b' * 5_000_000 + 'z' * 1_000)\n"
 
 
 def run_code(*flags: str, program: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolrt.cli._main", "run-code", "-", *flags],
-        input=program,
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-        check=False,
-    )
+    return toolrt_module("run-code", "-", *flags, cwd=cwd, stdin=program)
 
 
 @pytest.mark.parametrize("value", ["0", "-3", "lots", "1.5"])

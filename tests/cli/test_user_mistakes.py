@@ -16,9 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-TOOLRT = Path(sys.executable).with_name("toolrt")
-USAGE = 2
+from cli_helpers import TOOLRT, USAGE, in_terminal
 
 
 def toolrt(
@@ -149,6 +147,68 @@ def test_a_bad_command_line_is_one_line(workdir: Path, arguments: list[str], pre
     assert line.endswith("--help)")  # and where to look next
 
 
+@pytest.mark.parametrize(
+    ("arguments", "prefix", "says"),
+    [
+        (["tools", "--bogus"], "toolrt: error: ", "unrecognized arguments: --bogus"),
+        (["prompt", "--mode", "fast"], "toolrt prompt: error: ", "argument --mode: invalid choice: 'fast'"),
+        (["call"], "toolrt call: error: ", "the following arguments are required: name, arguments"),
+        (["replay"], "toolrt replay: error: ", "the following arguments are required: log"),
+    ],
+)
+def test_a_bad_command_line_of_the_new_commands_is_one_line(
+    workdir: Path, arguments: list[str], prefix: str, says: str
+) -> None:
+    """CL2: the same one-line rule for tools, prompt, call and replay."""
+    line = one_line_mistake(toolrt(*arguments, cwd=workdir), prefix)
+    assert says in line and line.endswith("--help)")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "line"),
+    [
+        (
+            ["call", "read", "{oops"],
+            "toolrt call: error: the arguments are not valid JSON (line 1, column 2: "
+            "Expecting property name enclosed in double quotes): '{oops'",
+        ),
+        (
+            ["call", "read", "42"],
+            'toolrt call: error: the arguments must be a JSON object, e.g. \'{"path": "."}\', got a number',
+        ),
+        (
+            ["replay", "missing.jsonl"],
+            "toolrt replay: error: cannot read the log 'missing.jsonl': no such file",
+        ),
+        (
+            ["--config", "missing.toml", "tools"],
+            "toolrt tools: error: missing.toml: no such config file",
+        ),
+        (
+            ["prompt", "--config", "a directory"],
+            "toolrt prompt: error: a directory: is a directory, not a config file",
+        ),
+    ],
+)
+def test_a_mistake_in_a_new_command_s_input_is_one_line(
+    workdir: Path, arguments: list[str], line: str
+) -> None:
+    """CL2: JSON arguments, a session log, a config file: one line naming what is wrong."""
+    done = toolrt(*arguments, cwd=workdir)
+    prefix = line.split(": error: ", maxsplit=1)[0] + ": error: "
+    assert one_line_mistake(done, prefix) == line.replace("{workdir}", str(workdir))
+
+
+def test_a_typo_in_toolrt_toml_is_one_line_naming_the_key(workdir: Path) -> None:
+    """CL2/CL5: ``./toolrt.toml`` is read by every configured command; a typo stops each one."""
+    (workdir / "toolrt.toml").write_text("[sandbox]\nbakend = 'bwrap'\n", encoding="utf-8")
+    for command in (["tools"], ["prompt"], ["call", "read", "{}"], ["replay", "x.jsonl"]):
+        assert one_line_mistake(toolrt(*command, cwd=workdir), f"toolrt {command[0]}: error: ") == (
+            f"toolrt {command[0]}: error: toolrt.toml: sandbox.bakend: "
+            "unknown key (known here: backend, allow_unconfined, allow_network, bash)"
+        )
+
+
 def test_a_huge_file_name_is_echoed_cut(workdir: Path) -> None:
     name = "n" * 100_000 + ".py"
     line = one_line_mistake(
@@ -201,11 +261,7 @@ def test_valid_text_of_every_width_is_printed_as_it_is(workdir: Path) -> None:
 
 def test_a_missing_file_in_a_real_terminal_is_one_line_and_exit_2(workdir: Path) -> None:
     pexpect = pytest.importorskip("pexpect")
-    if not TOOLRT.exists():
-        pytest.skip("the toolrt console script is not installed")
-    child = pexpect.spawn(
-        str(TOOLRT), ["run-code", "missing.py"], cwd=str(workdir), encoding="utf-8", timeout=60
-    )
+    child = in_terminal("run-code", "missing.py", cwd=workdir)
     child.expect(pexpect.EOF)
     child.close()
     lines = [line for line in child.before.replace("\r\n", "\n").split("\n") if line]
@@ -215,11 +271,20 @@ def test_a_missing_file_in_a_real_terminal_is_one_line_and_exit_2(workdir: Path)
 
 def test_a_program_in_a_real_terminal_prints_its_output(workdir: Path) -> None:
     pexpect = pytest.importorskip("pexpect")
-    if not TOOLRT.exists():
-        pytest.skip("the toolrt console script is not installed")
-    child = pexpect.spawn(str(TOOLRT), ["run-code", "ok.py"], cwd=str(workdir), encoding="utf-8", timeout=60)
+    child = in_terminal("run-code", "ok.py", cwd=workdir)
     child.expect_exact("ok\r\n")
     child.expect("isolation: ")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_an_mcp_server_that_cannot_start_is_one_line(workdir: Path) -> None:
+    """CL2/CL5: a configured MCP server that is not installed stops the command with one line, exit 2."""
+    (workdir / "toolrt.toml").write_text(
+        "[mcp.servers.ghost]\ncommand = 'no-such-mcp-server'\n", encoding="utf-8"
+    )
+    line = one_line_mistake(toolrt("tools", cwd=workdir), "toolrt tools: error: ")
+    assert line.startswith(
+        'toolrt tools: error: MCP server "ghost" could not be started (no-such-mcp-server)'
+    )

@@ -37,8 +37,8 @@ SKIPPED_FILES = frozenset({"package-lock.json"})
 # ABI names (LP64, IA32), timestamps (T09:00) and quarters (Q1) are not read as ids.
 ID_PREFIXES = (
     "S-DSL",
-    "RS", "RX", "CC", "PO", "PA", "SC", "EV", "CR", "TS", "PY", "JS",
-    "SX", "SB", "SA", "SW", "AL", "SL", "PF", "AP", "TO", "SP", "FT", "CL", "BM", "MC",
+    "RS", "RX", "CC", "PO", "PA", "SC", "EV", "CR", "TS", "PY", "JS", "SK", "SD",
+    "SX", "SB", "SA", "SW", "AL", "SL", "PF", "AP", "TO", "SP", "FT", "CL", "BM", "MC", "BA", "OT",
     "A", "B", "C", "D", "E", "G", "J", "K", "L", "M", "P", "R", "S", "U", "V", "X",
 )  # fmt: skip
 ID = re.compile(r"(?<![\w-])(?:" + "|".join(map(re.escape, ID_PREFIXES)) + r")[0-9]{1,2}(?!\w)")
@@ -57,6 +57,26 @@ NOT_IDS: dict[str, tuple[str, frozenset[str]]] = {
     "A9": (
         "an object key in the SDK renderer's property tests",
         frozenset({_SELF, "tests/codemode/test_sdk_typescript.py"}),
+    ),
+    "V8": (
+        "the JavaScript engine Deno runs on",
+        frozenset(
+            {
+                _SELF,
+                "docs/contract.md",
+                "docs/code-mode.md",
+                "docs/sandbox.md",
+                "docs/limits.md",
+                "benchmarks/codemode.py",
+                "src/toolrt/sandbox/_child/command_launcher.py",
+                "src/toolrt/sandbox/_child/bootstrap.ts",
+                "src/toolrt/sandbox/_host/deno_process.py",
+                "src/toolrt/sandbox/_host/deno_runtime.py",
+                "src/toolrt/sandbox/_host/limits.py",
+                "tests/sandbox/test_deno_runtime.py",
+                "tests/sandbox/test_deno_attacks.py",
+            }
+        ),
     ),
 }
 

@@ -13,6 +13,8 @@ from typing import Any
 
 import openai
 import pytest
+from model_helpers import ADD_SCHEMA, HANG_GUARD
+from model_helpers import model_request as request
 
 from fake_openai_server import FakeOpenAIServer
 from helpers import text
@@ -31,21 +33,6 @@ from toolrt.loop._messages import (
 )
 from toolrt.loop._openai_model import OpenAIChatModel
 from toolrt.loop._scripted_model import ScriptedModel, ScriptStep
-
-HANG_GUARD = 10.0
-"""Upper bound for awaiting anything here, so a regression fails instead of hanging the suite."""
-
-ADD_SCHEMA = {
-    "name": "add",
-    "description": "Add two integers.",
-    "parameters": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}},
-}
-
-
-def request(*messages: Message, tools: tuple[Any, ...] = (ADD_SCHEMA,)) -> ModelRequest:
-    return ModelRequest(
-        system="You are a test.", messages=messages or (UserMessage(text("hi")),), tools=tools
-    )
 
 
 @pytest.fixture

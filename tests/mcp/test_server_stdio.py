@@ -176,9 +176,22 @@ def test_nothing_to_serve_is_one_line_and_exit_2() -> None:
     done = serve_to_exit()
     assert done.returncode == 2
     assert done.stderr == (
-        "toolrt mcp serve: error: nothing to serve: "
-        "pass --config PATH (MCP servers) and/or --root DIR (file tools)\n"
+        "toolrt mcp serve: error: nothing to serve: pass --config PATH (a toolrt.toml, or MCP servers "
+        "as Claude-Desktop JSON) and/or --root DIR (file tools), or run where a toolrt.toml is\n"
     )
+
+
+def test_an_invalid_toolrt_toml_is_one_line_naming_the_file_and_the_key(tmp_path: Path) -> None:
+    """CL10: the served setup is checked as every command checks it, before anything starts."""
+    config = tmp_path / "toolrt.toml"
+    config.write_text('[policies]\naks = ["bash"]\n')
+    done = serve_to_exit("--config", str(config))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("toolrt mcp serve: error: ")
+    assert "policies.aks: unknown key" in done.stderr and str(config) in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    both = serve_to_exit("--config", str(config), "--root", str(tmp_path))
+    assert both.returncode == 2 and "--root applies without a toolrt.toml" in both.stderr
 
 
 # --- the SDK's stdio client ----------------------------------------------------------------------
@@ -210,6 +223,48 @@ async def test_native_mode_over_stdio_serves_the_file_tools(root: Path) -> None:
     assert tools["read_file"].annotations is not None and tools["read_file"].annotations.read_only_hint
     assert result.content[0].text == "# a\n"
     assert escape.is_error
+
+
+def write_setup(root: Path, mode: str, ask: str) -> Path:
+    config = root / "toolrt.toml"
+    config.write_text(
+        f'mode = "{mode}"\n[tools]\nbuiltin = ["fs-readonly"]\nworkspace = "."\n[policies]\nask = {ask}\n'
+    )
+    return config
+
+
+async def test_a_toolrt_toml_is_served_as_the_terminal_sees_it(root: Path) -> None:
+    """CL10: `toolrt mcp serve --config toolrt.toml` serves the file's tools, mode and policies: the
+    same setup `toolrt chat` and `toolrt call` use. No approver over MCP: an asked call is refused."""
+    config = write_setup(root, "native", '["grep"]')
+    async with Client(params("--config", str(config))) as client:
+        tools = [tool.name for tool in (await client.list_tools()).tools]
+        read = await client.call_tool("read", {"path": "a.md"})
+        asked = await client.call_tool("grep", {"pattern": "a"})
+        escape = await client.call_tool("read", {"path": "../outside.md"})
+    assert tools == ["read", "glob", "grep"]
+    assert not read.is_error and "# a" in read.content[0].text
+    assert asked.is_error and "approv" in asked.content[0].text
+    assert escape.is_error and "outside" in escape.content[0].text
+
+
+async def test_the_toolrt_toml_of_the_working_directory_is_served_in_code_mode(root: Path) -> None:
+    """CL10: with no --config, ./toolrt.toml is the setup; its mode "both" serves as Code Mode."""
+    write_setup(root, "both", "[]")
+    server = StdioServerParameters(command=TOOLRT[0], args=["mcp", "serve"], env=child_env(), cwd=str(root))
+    async with Client(server) as client:
+        tools = (await client.list_tools()).tools
+        result = await client.call_tool(
+            "run_code",
+            {
+                "code": 'found = await tools.glob({"pattern": "*.md"})\nprint(sorted(found["paths"]))',
+                "description": "list markdown files",
+            },
+        )
+    assert [tool.name for tool in tools] == ["run_code"]
+    assert "async def glob(" in (tools[0].description or "")
+    assert not result.is_error, result.content
+    assert result.content[0].text == "['a.md', 'b.md']"
 
 
 # --- a client that goes away mid-call --------------------------------------------------------------

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from fs_helpers import PEAK_KIB, peak_growth_kib
 
 from toolrt import ToolExecutionInput, ToolRuntime
 from toolrt._abort import AbortSignal
@@ -64,16 +63,15 @@ async def test_the_tools_are_concurrency_safe(tmp_path: Path) -> None:
 
 # --- bounded reads (issue 12 item 7: "the file tools read only what they return") -------------------
 
-PEAK_PROBE = r"""
+PEAK_PROBE = (
+    r"""
 import asyncio, os, sys
 from toolrt import ToolRuntime
 from toolrt.tools import file_tools
 
-
-def peak_kib() -> int:
-    with open("/proc/self/status", encoding="ascii") as status:
-        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
-
+"""
+    + PEAK_KIB
+    + r"""
 
 async def main() -> None:
     root = sys.argv[1]
@@ -94,6 +92,7 @@ async def main() -> None:
 
 asyncio.run(main())
 """
+)
 
 
 def test_reading_a_300_mb_sparse_file_keeps_the_host_s_memory_flat(tmp_path: Path) -> None:
@@ -103,13 +102,7 @@ def test_reading_a_300_mb_sparse_file_keeps_the_host_s_memory_flat(tmp_path: Pat
     (tmp_path / "small.txt").write_text("tiny\n", encoding="utf-8")
     with open(tmp_path / "sparse.bin", "wb") as sparse:
         sparse.truncate(300_000_000)  # a hole: no disk used, 300 MB of zero bytes to read
-    probe = tmp_path / "probe.py"
-    probe.write_text(PEAK_PROBE, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, str(probe), str(tmp_path)], capture_output=True, text=True, timeout=300, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    growth_kib = int(done.stdout.strip())
+    growth_kib = peak_growth_kib(PEAK_PROBE, tmp_path)
     # Reading the whole file (as the tools used to) costs its bytes and its text: over 600 MB.
     assert growth_kib < 32 * 1024, f"peak RSS grew by {growth_kib} KiB"
 

@@ -142,7 +142,11 @@ VariableValue: TypeAlias = "str | Callable[[PromptContext], str | None] | None"
 
 
 ToolProvider: TypeAlias = Callable[[Hashable | None], ToolContribution]
-"""``provider(scope)``: the tools one provider contributes to ``scope``'s assembly."""
+"""``provider(scope)``: the tools one provider contributes to ``scope``'s assembly.
+
+Returning the *same* :class:`ToolContribution` object as before means "unchanged": its schemas are
+not read, checked or sorted again (contract CS3). A provider whose tools changed returns a new one.
+"""
 
 
 AssembleNext: TypeAlias = "Callable[..., Awaitable[Assembly]]"

@@ -43,8 +43,10 @@ class PresentationSection:
 class PresentationPrompt(Protocol):
     """What a non-native presentation contributes to a runtime's system prompt.
 
-    :meth:`tools` is asked at every assembly of a ``code``/``both`` scope (whatever it raises fails
-    that assembly); :meth:`sections` once per connected prompt.
+    :meth:`tools` is asked once per state of the runtime (its :attr:`~toolrt.ToolRuntime.generation`)
+    for a ``code``/``both`` scope, and its answer reused until that state moves (whatever it raises
+    fails that assembly and is not cached); :meth:`sections` once per connected prompt. A
+    presentation whose own setting changes what it returns calls ``runtime.touch()``.
     """
 
     def tools(self, runtime: ToolRuntime, scope: Hashable | None, mode: PresentationMode) -> ToolContribution:

@@ -3,14 +3,24 @@ variables, collecting the tools and putting them in order, running the assemble 
 
 Used by :meth:`toolrt._prompt.system_prompt.SystemPrompt.assemble`; the rules are in the
 :mod:`toolrt._prompt` package docstring.
+
+**Reusing a projection.** A provider that returns the *same* :class:`ToolContribution` object as
+before says "nothing changed" (the runtime's provider does, per generation and scope). Its schemas
+are then not read, checked, copied or sorted again: the projection made the first time is kept (a
+few recent ones, :data:`_MAX_PROJECTIONS`) as one ``marshal`` image, and every assembly still gets
+fresh, mutable copies from it in one C call instead of a deep copy per schema. A contribution whose
+values ``marshal`` cannot hold exactly (a ``str`` or ``dict`` subclass, a non-JSON value) keeps
+the deep copy.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
+import marshal
 from collections.abc import Hashable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from toolrt._errors import PromptError
 from toolrt._prompt.assembly import (
@@ -36,9 +46,81 @@ __all__ = [
 ]
 
 
+@functools.lru_cache(maxsize=8192)
 def _code_units(name: str) -> bytes:
-    """Sort key giving JavaScript's string order (UTF-16 code units), not Python's (code points)."""
+    """Sort key giving JavaScript's string order (UTF-16 code units), not Python's (code points).
+
+    Memoised: every assembly sorts the same names again.
+    """
     return name.encode("utf-16-be", "surrogatepass")
+
+
+_MAX_PROJECTIONS: Final = 64
+"""Projections kept for reuse (one per provider and scope in use): past it, the least recently used
+goes."""
+
+
+class _Projection:
+    """One contribution's checked, copied and name-sorted tools, kept while it is returned again."""
+
+    __slots__ = ("contribution", "copies", "image", "known", "names")
+
+    def __init__(self, contribution: ToolContribution, tools: list[ToolSchema]) -> None:
+        # The strong reference pins the id the cache is keyed on.
+        self.contribution = contribution
+        self.names = tuple(tool["name"] for tool in tools)
+        known = contribution.known_names
+        self.known = frozenset(self.names if known is None else known)
+        tools.sort(key=lambda tool: _code_units(tool["name"]))
+        self.image: bytes | None
+        self.copies: list[ToolSchema] | None = None
+        try:
+            self.image = marshal.dumps(tools)
+        except ValueError:  # a value marshal refuses: keep the deep copy's exact types
+            self.image = None
+            self.copies = tools
+
+    def fresh(self) -> list[ToolSchema]:
+        """New copies of the tools, name-sorted, owned by one assembly."""
+        if self.image is not None:
+            tools: list[ToolSchema] = marshal.loads(self.image)
+            return tools
+        return copy.deepcopy(self.copies) if self.copies is not None else []
+
+
+_projections: dict[int, _Projection] = {}
+
+
+def _projection(contribution: ToolContribution) -> _Projection | None:
+    """The reusable projection of ``contribution`` (``None`` when a schema is refused: the caller
+    then walks it schema by schema, so the error is the one the walk meets first)."""
+    cached = _projections.pop(id(contribution), None)
+    if cached is not None and cached.contribution is contribution:
+        # Least recently used goes first: a provider that returns a new object every time
+        # cannot push out the runtime's projections that are reused at every step.
+        _projections[id(contribution)] = cached
+        return cached
+    tools: list[ToolSchema] = []
+    seen: set[str] = set()
+    for schema in contribution.schemas:
+        name = schema["name"]
+        if not isinstance(name, str) or name == TOOL_ORDER_REST or name in seen:
+            return None
+        seen.add(name)
+        tools.append(_projected(name, schema))
+    projection = _Projection(contribution, tools)
+    if len(_projections) >= _MAX_PROJECTIONS:
+        del _projections[next(iter(_projections))]
+    _projections[id(contribution)] = projection
+    return projection
+
+
+def _projected(name: str, schema: ToolSchema) -> ToolSchema:
+    return {
+        "name": name,
+        "description": schema["description"],
+        "parameters": copy.deepcopy(schema["parameters"]),
+    }
 
 
 def duplicate_message(kind: str, name: str, key: Hashable | None, what: str) -> str:
@@ -116,6 +198,15 @@ def collect_tools(providers: list[ProviderEntry], key: Hashable | None) -> tuple
             raise TypeError(
                 f"a tool provider must return a ToolContribution, got {type(contribution).__name__}"
             )
+        projection = _projection(contribution)
+        if projection is not None:
+            for name in projection.names:
+                if name in seen:
+                    raise PromptError(_twice(name))
+                seen.add(name)
+            tools.extend(projection.fresh())
+            known.update(projection.known)
+            continue
         names: list[str] = []
         for schema in contribution.schemas:
             name = schema["name"]
@@ -127,21 +218,19 @@ def collect_tools(providers: list[ProviderEntry], key: Hashable | None) -> tuple
                     "(reserved for toolOrder's rest entry)"
                 )
             if name in seen:
-                raise PromptError(
-                    f'tool "{name}" is contributed more than once to this assembly: model-facing tool '
-                    "names must be unique (two tool providers, or one provider twice, returned it)"
-                )
+                raise PromptError(_twice(name))
             seen.add(name)
             names.append(name)
-            tools.append(
-                {
-                    "name": name,
-                    "description": schema["description"],
-                    "parameters": copy.deepcopy(schema["parameters"]),
-                }
-            )
+            tools.append(_projected(name, schema))
         known.update(names if contribution.known_names is None else contribution.known_names)
     return tools, known
+
+
+def _twice(name: str) -> str:
+    return (
+        f'tool "{name}" is contributed more than once to this assembly: model-facing tool '
+        "names must be unique (two tool providers, or one provider twice, returned it)"
+    )
 
 
 def order_tools(

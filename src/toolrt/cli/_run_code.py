@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal as signals
 import sys
 from typing import Any
@@ -24,7 +25,7 @@ from toolrt._tool_definition import DEFAULT_OUTPUT_BUDGET, UNBOUNDED, OutputBudg
 from toolrt._tool_runtime import ToolRuntime
 from toolrt.codemode._code_runtime import CodeRunLimits
 from toolrt.sandbox import PythonSandboxRuntime
-from toolrt.tools import file_tools
+from toolrt.tools import file_tools, fs_tools
 
 
 class ProgramFileError(Exception):
@@ -64,6 +65,37 @@ def read_program(source: str) -> str:
             f"{program} is not valid UTF-8 text (byte {error.start}, line {line}: "
             f"{error.object[error.start : error.start + 1]!r}); save it as UTF-8"
         ) from None
+
+
+_DENIED = re.compile(
+    r"(?P<kind>PermissionError|FileNotFoundError): \[Errno \d+\] [^:\n]*: '(?P<path>/[^'\n]*)'\s*$"
+)
+
+
+def sandbox_refusal(message: str, workspace: str) -> str | None:
+    """What to tell the user when a program failed because the sandbox kept a host path from it.
+
+    Inside the sandbox a host file is either denied (``PermissionError``) or simply not there
+    (``FileNotFoundError``: the sandbox never mounted it). The second reads like a missing file, so
+    the host checks: a path that exists here, outside the workspace, was refused by the sandbox.
+
+    >>> sandbox_refusal("FileNotFoundError: [Errno 2] No such file or directory: '/'", "/tmp")
+    "refused by the sandbox: '/' exists on this machine, but the sandbox does not show it to programs"
+    """
+    found = _DENIED.search(message)
+    if found is None:
+        return None
+    path = found["path"]
+    root = os.path.realpath(workspace)
+    inside = os.path.realpath(path) == root or os.path.realpath(path).startswith(root + os.sep)
+    if found["kind"] == "PermissionError":
+        return f"refused by the sandbox: permission denied for {path!r}"
+    if not inside and os.path.lexists(path):
+        return (
+            f"refused by the sandbox: {path!r} exists on this machine, "
+            "but the sandbox does not show it to programs"
+        )
+    return None
 
 
 def parse_max_output(text: str) -> OutputBudget:
@@ -116,7 +148,8 @@ async def run_code_command(
     # No model reads this result and no read_spill can be called after the command ends, so the
     # command bounds what it prints itself (below) instead of spilling.
     runtime = ToolRuntime(mode="code", code_runtime=code_runtime, output_budget=UNBOUNDED)
-    for definition in file_tools(os.getcwd()):
+    # The read-only fs tools, and the three older file tools programs written for them still call.
+    for definition in [*fs_tools(os.getcwd(), read_only=True), *file_tools(os.getcwd())]:
         runtime.register(definition)
     controller = AbortController()
     loop = asyncio.get_running_loop()
@@ -147,6 +180,9 @@ async def run_code_command(
             "name": info.name if info else None,
         }
         print(json.dumps({"error": structured}, ensure_ascii=False), file=sys.stderr)
+        refusal = sandbox_refusal(text, os.getcwd())
+        if refusal is not None:
+            print(f"toolrt run-code: {refusal}", file=sys.stderr)
     else:
         text = content_text(result.content)
         shown, cut = bound_for_terminal(text, max_output)

@@ -21,6 +21,7 @@ from toolrt.codemode._code_runtime import (
 from toolrt.codemode._sdk_python import render_tools_sdk_py
 from toolrt.codemode._sdk_tool import SdkTool
 from toolrt.codemode._sdk_typescript import render_tools_sdk_ts
+from toolrt.codemode._tool_search import ToolSearch, enable_tool_search, tool_search_of
 
 __all__ = [
     "NO_VALUE",
@@ -36,6 +37,9 @@ __all__ = [
     "IsolationReport",
     "RunClock",
     "SdkTool",
+    "ToolSearch",
+    "enable_tool_search",
     "render_tools_sdk_py",
     "render_tools_sdk_ts",
+    "tool_search_of",
 ]

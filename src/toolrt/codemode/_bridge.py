@@ -47,6 +47,7 @@ from toolrt._json import NotLosslessJsonError, snapshot_json, thaw
 from toolrt._ordered_executor import OrderedCall, OrderedExecutor
 from toolrt._registry import RUN_CODE_NAME
 from toolrt._results import ToolExecutionResult
+from toolrt._tracing import annotate
 from toolrt.codemode._code_runtime import (
     BindingAnswer,
     CodeBindingNamespace,
@@ -61,6 +62,7 @@ from toolrt.codemode._dispatch_log import (
     code_dispatch_start_event,
     json_agent_key,
 )
+from toolrt.codemode._tool_search import declarations_renderer, search_bindings
 
 if TYPE_CHECKING:
     from toolrt._tool_runtime import ToolRuntime
@@ -96,12 +98,16 @@ async def run_program(
     functions = {
         name: bridge.binding(name) for name in runtime.visible_tools(outer.agent) if name != RUN_CODE_NAME
     }
+    # Tool search's describe/search (when on): answered from the tool set, never dispatched.
+    functions.update(search_bindings(runtime, outer.agent, declarations_renderer(code_runtime.language)))
     request = CodeRunRequest(
         program=program,
         bindings=[CodeBindingNamespace("tools", functions, _ERROR_CLASS, member_noun="tool")],
         signal=bridge.signal,
         clock=bridge.clock,
     )
+    if getattr(outer, "trace", None) is not None:
+        annotate(outer, _run_attributes(code_runtime))
     try:
         result = await code_runtime.run(request)
     except asyncio.CancelledError:
@@ -116,6 +122,24 @@ async def run_program(
         raise
     await bridge.settle()
     return result
+
+
+def _run_attributes(code_runtime: CodeRuntime) -> dict[str, Any]:
+    """What a traced run is promised: the runtime's isolation and its limits (a runtime with
+    ``limits``, like the sandbox's), as span attributes."""
+    isolation = code_runtime.isolation
+    attributes: dict[str, Any] = {
+        "toolrt.code.language": code_runtime.language,
+        "toolrt.code.isolation.kind": isolation.kind,
+        "toolrt.code.isolation.enforcement": isolation.enforcement,
+        "toolrt.code.isolation.layers": list(isolation.layers),
+    }
+    limits = getattr(code_runtime, "limits", None)
+    for name in ("wall_seconds", "cpu_seconds", "memory_bytes", "output_bytes", "value_bytes"):
+        value = getattr(limits, name, None)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            attributes[f"toolrt.code.limits.{name}"] = value
+    return attributes
 
 
 class _Bridge(OrderedExecutor[_Entry]):

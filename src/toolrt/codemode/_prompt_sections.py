@@ -18,12 +18,11 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Final
 
-from toolrt._json import thaw
 from toolrt._prompt import PresentationSection, PromptContext, ToolContribution
 from toolrt._registry import RUN_CODE_NAME, PresentationMode
 from toolrt.codemode._sdk_python import render_tools_sdk_py
-from toolrt.codemode._sdk_tool import SdkTool
 from toolrt.codemode._sdk_typescript import render_tools_sdk_ts
+from toolrt.codemode._tool_search import helper_names, render_deferred_sdk, sdk_tools, tool_search_of
 from toolrt.codemode._transport import require_code_runtime
 
 if TYPE_CHECKING:
@@ -89,17 +88,12 @@ def render_sdk(runtime: ToolRuntime, scope: Hashable | None) -> str:
     if mode == "native":
         return ""
     code_runtime = require_code_runtime(runtime, mode)
-    tools = [
-        SdkTool(
-            name=name,
-            description=definition.description,
-            parameters=thaw(definition.parameters),
-            output=thaw(definition.output.schema),
-            group=definition.group,
-        )
-        for name, definition in runtime.visible_tools(scope).items()
-        if name != RUN_CODE_NAME
-    ]
+    visible = runtime.visible_tools(scope)
+    tools = sdk_tools(visible)
+    search = tool_search_of(runtime)
+    if search is not None and search.defers(len(tools)):
+        return render_deferred_sdk(tools, code_runtime.language, helper_names(visible))
+    # The prompt sends the compact SDK: a shape shared by several tools is declared once.
     if code_runtime.language == "python":
-        return render_tools_sdk_py(tools)
-    return render_tools_sdk_ts(tools)
+        return render_tools_sdk_py(tools, share_types=True)
+    return render_tools_sdk_ts(tools, share_types=True)

@@ -56,6 +56,7 @@ from toolrt.codemode._sdk_tool import (  # shared with the TypeScript renderer; 
     group_of,
     return_notes,
 )
+from toolrt.codemode._sdk_types import collect_shared_types, shape_kind, without_documented_parameters
 from toolrt.schema._subset import json_schema_violations
 from toolrt.schema._subset import read_array as _read_array
 from toolrt.schema._subset import read_record as _read_record
@@ -92,7 +93,9 @@ MAX_LIST_NESTING: Final = 180
 a line with 200 open brackets, and an annotation adds at most two more (``Literal[`` and the
 still-open parameter-list paren)."""
 
-_TYPING_ORDER: Final = ("Any", "Literal", "NotRequired", "Protocol", "TypedDict")
+_TYPING_ORDER: Final = ("Any", "Literal", "NotRequired", "Protocol", "Required", "TypedDict")
+# Names a shared SDK never gives a class: what the block itself binds, and capitalised keywords.
+_RESERVED_NAMES: Final = frozenset({*_TYPING_ORDER, "Tools", "ToolCallError", "None", "True", "False"})
 _OPEN_NOTE: Final = "    # Additional keys beyond those declared are allowed."
 _RUN_CODE: Final = "run_code"
 
@@ -106,6 +109,23 @@ class _State:
     used: set[str] = field(default_factory=set)
     counters: dict[str, int] = field(default_factory=dict)
     typing: set[str] = field(default_factory=set)
+    shapes: dict[str, str] = field(default_factory=dict)  # a class body -> the class declaring it
+    share: bool = False  # declare identical classes once (render_tools_sdk_py's share_types)
+    aliases: dict[int, str] = field(default_factory=dict)  # id(enum node) -> its shared alias
+
+
+class _Ref:
+    """A class name in an annotation, settled when the class closes: its own name, or the name of
+    an identical class declared earlier (the shared type the annotation then points at)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+def _text(buffer: list[str | _Ref]) -> str:
+    return "".join(part if isinstance(part, str) else part.name for part in buffer)
 
 
 class _Inconsistent(Exception):
@@ -149,7 +169,11 @@ def _py_scalar(value: object) -> str:
     raise _Inconsistent
 
 
-def _constrained(node: Mapping[str, Any], broad: str, state: _State) -> str:
+def _constrained(node: Mapping[str, Any], broad: str, state: _State, alias: bool = True) -> str:
+    if alias and state.aliases:
+        name = state.aliases.get(id(node))
+        if name is not None:
+            return name
     if "const" in node:
         state.typing.add("Literal")
         return f"Literal[{_py_scalar(node['const'])}]"
@@ -167,19 +191,30 @@ _TEXT: Final = 1
 _CLASS: Final = 2
 
 
-def _class_text(task: tuple[Any, ...], state: _State) -> str:
-    """The declaration of one TypedDict, assembled after its field types were rendered."""
-    _, name, entries, required, closed, buffers = task
-    lines = [f"class {name}(TypedDict):"]
+def _class_body(task: tuple[Any, ...], state: _State) -> tuple[str, list[str]]:
+    """The bases and body lines of one TypedDict, assembled after its field types were rendered.
+
+    Shared (compact) SDKs mark the minority: a class with at least two more optional fields than
+    required ones is ``total=False`` with ``Required[...]`` on the required fields, which types
+    exactly the same keys in fewer tokens."""
+    _, _, entries, required, closed, buffers = task
+    present = sum(1 for key, _, _ in entries if key in required)
+    partial = state.share and len(entries) - present > present + 1
+    lines: list[str] = []
     for (key, bare, schema), buffer in zip(entries, buffers, strict=True):
         comment = describe(_record(schema).get("description"))
         if comment is not None:
             lines.append(f"    # {comment}")
-        annotation = "".join(buffer)
+        annotation = _text(buffer)
         # Constraints the type cannot carry (minimum, pattern, ...) ride on the field's line.
         notes = describe(", ".join(constraint_notes(schema)))
         tail = "" if notes is None else f"  # {notes}"
-        if key in required:
+        if partial:
+            if key in required:
+                state.typing.add("Required")
+                annotation = f"Required[{annotation}]"
+            lines.append(f"    {bare}: {annotation}{tail}")
+        elif key in required:
             lines.append(f"    {bare}: {annotation}{tail}")
         else:
             state.typing.add("NotRequired")
@@ -187,9 +222,9 @@ def _class_text(task: tuple[Any, ...], state: _State) -> str:
     if not closed:
         # TypedDict cannot express openness; the advisory note is the model's only signal.
         lines.append(_OPEN_NOTE)
-    if len(lines) == 1:
+    if not lines:
         lines.append("    pass")
-    return "\n".join(lines)
+    return ("TypedDict, total=False" if partial else "TypedDict"), lines
 
 
 class _Walk:
@@ -205,6 +240,7 @@ class _Walk:
         self.typing_before = set(state.typing)
         self.names: list[str] = []
         self.counters_before: dict[str, int | None] = {}
+        self.shapes_added: list[str] = []
 
     def allocate(self, base: str) -> str:
         """Reserve a unique class name: the capped base, else base + ``2``, ``3``, ... resuming
@@ -234,10 +270,12 @@ class _Walk:
                 state.counters[base] = before
         state.typing.clear()
         state.typing.update(self.typing_before)
+        for shape in self.shapes_added:
+            del state.shapes[shape]
 
     def run(self, root: object, base: str) -> str:
         state = self.state
-        out: list[str] = []
+        out: list[str | _Ref] = []
         tasks = self.tasks
         tasks.append((_NODE, root, base, 0, out))
         push = tasks.append
@@ -248,7 +286,7 @@ class _Walk:
                 task[2].append(task[1])
                 continue
             if kind == _CLASS:
-                state.classes.append(_class_text(task, state))
+                self.close(task)
                 continue
             _, schema, class_name, depth, buffer = task
             node = _record(schema)
@@ -296,9 +334,26 @@ class _Walk:
                     self.object(node, class_name, buffer)
             else:
                 raise _Inconsistent
-        return "".join(out)
+        return _text(out)
 
-    def object(self, node: Mapping[str, Any], class_name: str, buffer: list[str]) -> None:
+    def close(self, task: tuple[Any, ...]) -> None:
+        """Declare a finished class, unless an identical one exists: then its annotation points
+        there and the name it reserved is freed. Nested classes close first, so two objects of the
+        same shape reach here with the same body text, however deep the shared type sits."""
+        state = self.state
+        ref: _Ref = task[1]
+        bases, lines = _class_body(task, state)
+        body = f"({bases}):\n" + "\n".join(lines)
+        shared = state.shapes.get(body) if state.share else None
+        if shared is not None:
+            state.used.discard(ref.name)
+            ref.name = shared
+            return
+        state.shapes[body] = ref.name
+        self.shapes_added.append(body)
+        state.classes.append(f"class {ref.name}{body}")
+
+    def object(self, node: Mapping[str, Any], class_name: str, buffer: list[str | _Ref]) -> None:
         """A named TypedDict when there is a naming context and every field name is expressible
         (a closed empty object included), else ``dict[str, Any]``."""
         state = self.state
@@ -315,15 +370,18 @@ class _Walk:
             return
         name = self.allocate(class_name)
         state.typing.add("TypedDict")
-        buffer.append(name)
+        ref = _Ref(name)
+        buffer.append(ref)
         required = frozenset(_array(node["required"])) if "required" in node else frozenset()
-        buffers: list[list[str]] = [[] for _ in entries]
+        buffers: list[list[str | _Ref]] = [[] for _ in entries]
         # Closed after its fields (pushed last, popped first), so nested classes come first.
-        self.tasks.append((_CLASS, name, entries, required, closed, buffers))
+        self.tasks.append((_CLASS, ref, entries, required, closed, buffers))
         for index in range(len(entries) - 1, -1, -1):
             _, bare, schema = entries[index]
             # A field annotation is its own line: nesting restarts at 1 (reserving `NotRequired[`).
-            segment = child_class_name(name, camel_case(bare))
+            # Shared SDKs name a nested class after its field alone (a counter settles clashes):
+            # the name is written twice, and the parent's name adds nothing the field does not say.
+            segment = camel_case(bare) if state.share else child_class_name(name, camel_case(bare))
             self.tasks.append((_NODE, schema, segment, 1, buffers[index]))
 
 
@@ -353,6 +411,42 @@ def json_schema_to_py(schema: object) -> str:
     return _render_type(schema, "", False, _State())
 
 
+def _enum_aliases(
+    tools: list[tuple[str, object, SdkTool]], schemas: list[tuple[object, object]], state: _State
+) -> list[str]:
+    """``Name = Literal[...]`` for each enum the tool set repeats (contract TS4), recorded
+    in ``state`` so the walk writes the alias; nothing for an unsupported or cyclic schema."""
+    roots: list[tuple[str, Mapping[str, Any]]] = []
+    for (name, _, _), (parameters, output) in zip(tools, schemas, strict=True):
+        camel = camel_case(name)
+        for suffix, schema in (("Args", parameters), ("Output", output)):
+            if type(schema) is dict and not json_schema_violations(schema):
+                roots.append((camel + suffix, schema))
+    try:
+        shared = collect_shared_types(
+            roots,
+            camel=camel_case,
+            valid=is_field_name,
+            reserved=frozenset({"Tools", "ToolCallError", "tools"}),
+        )
+    except Exception:
+        return []
+    declarations: list[str] = []
+    for alias, node in shared.declarations:
+        if shape_kind(node) != "enum":
+            continue  # objects are shared as classes by the walk itself
+        broad = _BROAD.get(str(node.get("type")), "")
+        try:
+            declarations.append(f"{alias} = {_constrained(node, broad, state, alias=False)}")
+        except _Inconsistent:
+            continue
+        state.used.add(alias)
+        for key, name in shared.names.items():
+            if name == alias:
+                state.aliases[key] = alias
+    return declarations
+
+
 def _returns_lines(output: object, prefix: str) -> list[str]:
     """The ``Returns:`` comment of a tool (``prefix`` opens each comment line): its output
     description, or one line per key when the description names the result's keys."""
@@ -375,14 +469,23 @@ def _group_header(group: tuple[str, str]) -> str:
     return f"    # Group {name}" if about is None else f"    # Group {name}: {about}"
 
 
-def _render(tools: list[tuple[str, object, SdkTool]]) -> str:
+def _render(tools: list[tuple[str, object, SdkTool]], share_types: bool = False) -> str:
     """Render already ordered, de-duplicated ``(name, description, tool)`` entries (a group's
     tools adjacent)."""
-    state = _State(typing={"Protocol"})
+    state = _State(typing={"Protocol"}, share=share_types)
+    if share_types:
+        state.used.update(_RESERVED_NAMES)
+    schemas: list[tuple[object, object]] = []
+    for _, description, tool in tools:
+        parameters = getattr(tool, "parameters", None)
+        if share_types:
+            parameters = without_documented_parameters(description, parameters)
+        schemas.append((parameters, getattr(tool, "output", None)))
+    aliases = _enum_aliases(tools, schemas, state) if share_types else []
     members: list[str] = []
     methods = 0
     current: tuple[str, str] | None = None
-    for name, description, tool in tools:
+    for (name, description, tool), (parameters, output_schema) in zip(tools, schemas, strict=True):
         group = group_of(tool)
         if group is not None and group != current:
             if members:
@@ -390,8 +493,7 @@ def _render(tools: list[tuple[str, object, SdkTool]]) -> str:
             members.append(_group_header(group))
         current = group
         camel = camel_case(name)
-        args = _render_type(getattr(tool, "parameters", None), camel + "Args", True, state)
-        output_schema = getattr(tool, "output", None)
+        args = _render_type(parameters, camel + "Args", True, state)
         output = _render_type(output_schema, camel + "Output", True, state)
         described = describe(description)
         if is_method_name(name):
@@ -417,7 +519,7 @@ def _render(tools: list[tuple[str, object, SdkTool]]) -> str:
         # Comments are not statements: a class body of only comments does not parse.
         members.insert(0, "    pass")
     imports = ", ".join(symbol for symbol in _TYPING_ORDER if symbol in state.typing)
-    classes = "".join(declaration + "\n\n" for declaration in state.classes)
+    classes = "".join(declaration + "\n\n" for declaration in (*aliases, *state.classes))
     body = "\n".join(members)
     declaration = (
         f"from typing import {imports}\n\n"
@@ -427,7 +529,7 @@ def _render(tools: list[tuple[str, object, SdkTool]]) -> str:
     return f"{SDK_INSTRUCTIONS_PY}\n\n```python\n{declaration}\n```"
 
 
-def render_tools_sdk_py(tools: Iterable[SdkTool]) -> str:
+def render_tools_sdk_py(tools: Iterable[SdkTool], *, share_types: bool = False) -> str:
     """The whole ``tools:sdk`` section for a Python code runtime (upstream ``renderToolsSdkPy``).
 
     Layout: :data:`SDK_INSTRUCTIONS_PY`, then a fenced ``python`` block holding the ``typing``
@@ -441,6 +543,19 @@ def render_tools_sdk_py(tools: Iterable[SdkTool]) -> str:
     (one line per key when it names the result's keys); constraint keywords ride on their field's
     line (``qty: int  # >= 1``); grouped tools follow the ungrouped ones, each group under one
     ``# Group <name>: <description>`` comment, groups ordered by name.
+
+    ``share_types=True`` (what Code Mode's prompt sends, contract TS3) declares each
+    structurally identical ``TypedDict`` once, under the name of its first use in render order,
+    and every other use refers to it: the same ``User`` returned by five tools costs one class,
+    not five. Off, the text is upstream's, where each use gets a class of its own. A tool set with
+    no repeated class renders the same either way.
+
+    >>> user = {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}
+    >>> sdk = render_tools_sdk_py(
+    ...     [SdkTool("get", "", user, user), SdkTool("put", "", user, user)], share_types=True
+    ... )
+    >>> sdk.count("(TypedDict):"), "async def put(self, args: GetArgs) -> GetArgs" in sdk
+    (1, True)
     """
     groups: dict[str, list[SdkTool]] = {}
     for tool in tools:
@@ -457,7 +572,7 @@ def render_tools_sdk_py(tools: Iterable[SdkTool]) -> str:
         chosen.append((name, getattr(tool, "description", None), tool))
     # Stable: ungrouped tools first, then each group's tools together, in name order within.
     chosen.sort(key=lambda entry: _group_rank(group_of(entry[2])))
-    return _render(chosen)
+    return _render(chosen, share_types)
 
 
 def _group_rank(group: tuple[str, str] | None) -> tuple[bytes, ...]:

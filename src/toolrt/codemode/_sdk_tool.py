@@ -21,7 +21,6 @@ from typing import Any, Final
 
 from toolrt._json import js_number, js_string
 from toolrt._tool_definition import ToolGroup
-from toolrt.schema._docstrings import parse_return_keys
 from toolrt.schema._subset import read_array, read_record
 
 __all__ = ["SdkTool", "constraint_notes", "group_of", "return_notes"]
@@ -150,6 +149,8 @@ def return_notes(output: object) -> tuple[str | None, list[str]]:
         if not isinstance(description, str) or not description.strip():
             return None, []
         text = str.__str__(description)
+        from toolrt.schema._docstrings import parse_return_keys  # at the first SDK, not at import
+
         keys = parse_return_keys(text)
         if len(keys) < 2:
             return text, []

@@ -32,7 +32,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from toolrt._json import js_json_dumps, js_string, snapshot_json
+from toolrt.codemode._py_names import camel_case
 from toolrt.codemode._sdk_tool import SdkTool, constraint_notes, group_of, return_notes
+from toolrt.codemode._sdk_types import SharedTypes, collect_shared_types, without_documented_parameters
 from toolrt.schema import json_schema_violations
 
 __all__ = ["SDK_INSTRUCTIONS_TS", "SdkTool", "json_schema_to_ts", "render_tools_sdk_ts"]
@@ -254,8 +256,13 @@ def _combine(frame: _Frame) -> _Doc:
     return _Doc(declared, " & Record<string, JsonValue>")
 
 
-def _render_supported(schema: Mapping[str, Any], indent: int) -> _Doc:
-    """Render an asserted, snapshotted schema with an explicit frame stack."""
+def _render_supported(
+    schema: Mapping[str, Any], indent: int, names: Mapping[int, str] | None = None, declaring: bool = False
+) -> _Doc:
+    """Render an asserted, snapshotted schema with an explicit frame stack.
+
+    ``names`` (``id(node) -> type name``) renders a shared node as its name; when ``declaring``
+    the root is the shared type being declared, so its body is rendered instead."""
     frames = [_Frame(schema, indent)]
     root: _Doc | None = None
     while frames:
@@ -270,7 +277,10 @@ def _render_supported(schema: Mapping[str, Any], indent: int) -> _Doc:
             document = _combine(frame)
         else:
             node = frame.node
-            if "oneOf" in node:
+            shared = names.get(id(node)) if names and not (declaring and len(frames) == 1) else None
+            if shared is not None:
+                document = _Doc(shared)
+            elif "oneOf" in node:
                 frame.kind = _ONE_OF
                 frame.children = [(branch, frame.indent) for branch in node["oneOf"]]
             elif "type" not in node:
@@ -349,7 +359,65 @@ def _utf16_key(name: str) -> bytes:
     return name.encode("utf-16-be", "surrogatepass")
 
 
-def render_tools_sdk_ts(tools: Iterable[SdkTool]) -> str:
+def _checked_snapshot(schema: object) -> Mapping[str, Any] | None:
+    """The snapshot :func:`json_schema_to_ts` would render, or ``None`` (renders ``unknown``)."""
+    try:
+        if json_schema_violations(schema):
+            return None
+        snapshot = snapshot_json(schema, lone_surrogates=True)
+        if json_schema_violations(snapshot) or not isinstance(snapshot, Mapping):
+            return None
+        return snapshot
+    except Exception:
+        return None
+
+
+_RESERVED_TYPE_NAMES: Final = frozenset(
+    {"JsonValue", "ToolArgsMap", "ToolOutputMap", "ToolName", "ToolCallError", "Record", "Promise", "Error"}
+)
+
+
+def _type_text(
+    snapshot: Mapping[str, Any] | None, indent: int, names: Mapping[int, str], declaring: bool = False
+) -> str:
+    if snapshot is None:
+        return _UNKNOWN
+    try:
+        return _flatten(_render_supported(snapshot, indent, names, declaring))
+    except Exception:
+        return _UNKNOWN
+
+
+def _shared_members(
+    ordered: list[SdkTool],
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """Declarations of the shapes ``ordered`` repeats, and each tool's (args, output) member texts."""
+    snapshots = [
+        (
+            _checked_snapshot(without_documented_parameters(t.description, t.parameters)),
+            _checked_snapshot(t.output),
+        )
+        for t in ordered
+    ]
+    roots: list[tuple[str, Mapping[str, Any]]] = []
+    for tool, (args, output) in zip(ordered, snapshots, strict=True):
+        camel = camel_case(tool.name)
+        roots += [(camel + suffix, node) for suffix, node in (("Args", args), ("Output", output)) if node]
+    shared: SharedTypes = collect_shared_types(
+        roots,
+        camel=camel_case,
+        valid=lambda name: _IDENTIFIER.fullmatch(name) is not None,
+        reserved=_RESERVED_TYPE_NAMES,
+    )
+    declarations = [
+        f"type {name} = {_type_text(node, 0, shared.names, declaring=True)}"
+        for name, node in shared.declarations
+    ]
+    members = [(_type_text(a, 1, shared.names), _type_text(o, 1, shared.names)) for a, o in snapshots]
+    return declarations, members
+
+
+def render_tools_sdk_ts(tools: Iterable[SdkTool], *, share_types: bool = False) -> str:
     """The full ``tools:sdk`` section: :data:`SDK_INSTRUCTIONS_TS` plus the declarations block.
 
     Layout (upstream ``renderToolsSdk``): instructions, a fenced ``ts`` block holding the
@@ -368,27 +436,47 @@ def render_tools_sdk_ts(tools: Iterable[SdkTool]) -> str:
     field as a line comment (``qty: number; // >= 1, integer``); grouped tools follow the
     ungrouped ones in both maps, and ``ToolArgsMap`` introduces each group once with a
     ``// Group <name>: <description>`` comment, groups ordered by name.
+
+    ``share_types=True`` (what Code Mode's prompt sends, contract TS3–TS6): an object shape
+    or an enum that occurs more than once in the tool set is declared once, ``type <Name> = ...``
+    under ``JsonValue``, and referenced by name; a tool whose whole argument or output type is
+    shared refers to it too. Names come from the first use in the order above. Without repeats
+    the text equals the unshared one.
     """
-    rendered: list[tuple[tuple[bytes, ...], bytes, str, str, tuple[str, str] | None]] = []
+    rendered: list[tuple[tuple[bytes, ...], bytes, str, str, tuple[str, str] | None, SdkTool]] = []
     for tool in tools:
         key = _render_key(tool.name)
         group = group_of(tool)
         args_lines = [*_doc_lines(tool.description, 1), f"  {key}: {json_schema_to_ts(tool.parameters, 1)};"]
         output_lines = [*_returns_doc(tool.output), f"  {key}: {json_schema_to_ts(tool.output, 1)};"]
         rank: tuple[bytes, ...] = () if group is None else (_utf16_key(group[0]), _utf16_key(group[1]))
-        rendered.append((rank, _utf16_key(tool.name), "\n".join(args_lines), "\n".join(output_lines), group))
+        rendered.append(
+            (rank, _utf16_key(tool.name), "\n".join(args_lines), "\n".join(output_lines), group, tool)
+        )
     rendered.sort(key=lambda entry: entry[:4])
+    declarations: list[str] = []
+    if share_types:
+        # Ordered by the unshared texts (a total, input-order-free order), then rendered again
+        # with the shared names: first use in that order names each shape.
+        declarations, members = _shared_members([entry[5] for entry in rendered])
+        for index, (args_type, output_type) in enumerate(members):
+            rank, key16, _, _, group, tool = rendered[index]
+            key = _render_key(tool.name)
+            args = "\n".join([*_doc_lines(tool.description, 1), f"  {key}: {args_type};"])
+            output = "\n".join([*_returns_doc(tool.output), f"  {key}: {output_type};"])
+            rendered[index] = (rank, key16, args, output, group, tool)
     args_members: list[str] = []
     current: tuple[str, str] | None = None
-    for _, _, args, _, group in rendered:
+    for _, _, args, _, group, _ in rendered:
         if group is not None and group != current:
             args_members.append(_group_header(group))
         current = group
         args_members.append(args)
     args_map = _interface("ToolArgsMap", args_members)
-    output_map = _interface("ToolOutputMap", [output for _, _, _, output, _ in rendered])
+    output_map = _interface("ToolOutputMap", [entry[3] for entry in rendered])
     declaration = f"{args_map}\n\n{output_map}\n\n{_DECLARATION_TAIL}"
-    return f"{SDK_INSTRUCTIONS_TS}\n\n```ts\n{JSON_VALUE_TS}\n\n{declaration}\n```"
+    types = "".join(f"{text}\n\n" for text in declarations)
+    return f"{SDK_INSTRUCTIONS_TS}\n\n```ts\n{JSON_VALUE_TS}\n\n{types}{declaration}\n```"
 
 
 def _interface(name: str, members: list[str]) -> str:

@@ -22,6 +22,7 @@ from toolrt.loop._anthropic_format import (
     to_anthropic_messages,
     to_anthropic_tools,
 )
+from toolrt.loop._anthropic_model import AnthropicModel
 from toolrt.loop._chat_model import ChatModel, ModelResponse, TextDelta
 from toolrt.loop._derive import INCOMPLETE_CALL_TEXT, derive_messages
 from toolrt.loop._messages import (
@@ -66,6 +67,7 @@ from toolrt.loop._session_events import (
     turn_start_event,
 )
 from toolrt.loop._session_log import Durability, ReadResult, SessionLog, SessionLogCorruptError, TornLine
+from toolrt.loop._tool_search import TOOL_SEARCH_NAME, NativeToolSearch
 from toolrt.loop._turns import ConversationError
 
 __all__ = [
@@ -80,9 +82,11 @@ __all__ = [
     "RAW_ARGUMENTS_KEY",
     "TOOL_CALL",
     "TOOL_RESULT",
+    "TOOL_SEARCH_NAME",
     "TURN_END",
     "TURN_START",
     "Agent",
+    "AnthropicModel",
     "AssistantMessage",
     "ChatModel",
     "ConversationError",
@@ -92,6 +96,7 @@ __all__ = [
     "Message",
     "ModelRequest",
     "ModelResponse",
+    "NativeToolSearch",
     "NewEvent",
     "OpenAIChatModel",
     "ReadResult",

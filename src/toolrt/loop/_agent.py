@@ -23,7 +23,7 @@ the task that awaits the turn does the same before ``CancelledError`` propagates
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +32,7 @@ from toolrt._content import ContentBlock
 from toolrt._errors import AbortError
 from toolrt._events import Disposer
 from toolrt._json import is_lossless_json, thaw
-from toolrt.loop._chat_model import ChatModel, TextDelta
+from toolrt.loop._chat_model import ChatModel, ModelResponse, TextDelta
 from toolrt.loop._messages import (
     AssistantMessage,
     Message,
@@ -109,6 +109,7 @@ class Agent:
         self.max_steps = max_steps
         self.max_parallel_tool_calls = max_parallel_tool_calls
         self._disposers: list[Disposer] = []
+        self._turn_end: list[Callable[[], None]] = []
         if prompt is None:
             prompt = SystemPrompt(chain=runtime_chain(runtime))
             self._disposers.append(connect_runtime(prompt, runtime))
@@ -127,6 +128,17 @@ class Agent:
     def _log(self, type_: str, data: Any) -> Event:
         return self.session.append(type_, data)
 
+    def on_turn_end(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback()`` when each turn ends, however it ends (tool search unloads the tools a
+        turn loaded here); returns a disposer that removes it."""
+        self._turn_end.append(callback)
+
+        def dispose() -> None:
+            if callback in self._turn_end:
+                self._turn_end.remove(callback)
+
+        return dispose
+
     async def run_turn(
         self,
         user: str | Sequence[ContentBlock],
@@ -134,7 +146,61 @@ class Agent:
         signal: AbortSignal | None = None,
         on_text: TextDelta | None = None,
     ) -> TurnResult:
-        """Run one user turn to its end (see the module docstring)."""
+        """Run one user turn to its end (see the module docstring).
+
+        With a tracer on the runtime (:func:`toolrt.otel.instrument`) the turn is an
+        ``invoke_agent`` span, current while it runs: its model steps and tool calls nest under it.
+        """
+        observer = self.runtime.stages.observer
+        if observer is None:
+            return await self._run_turn(user, signal=signal, on_text=on_text)
+        span = observer.start_span(
+            "invoke_agent", str(self._log_key), {"gen_ai.agent.name": str(self._log_key)}
+        )
+        token = span.enter()
+        try:
+            result = await self._run_turn(user, signal=signal, on_text=on_text)
+        except BaseException as error:
+            span.exit(token)
+            span.end(error)
+            raise
+        span.exit(token)
+        span.set({"toolrt.turn.end_reason": result.reason, "toolrt.turn.steps": result.steps})
+        span.end()
+        return result
+
+    async def _complete(
+        self, request: ModelRequest, signal: AbortSignal, on_text: TextDelta | None
+    ) -> ModelResponse:
+        """One model step; a ``chat`` span when the runtime is traced (its usage as attributes)."""
+        observer = self.runtime.stages.observer
+        if observer is None:
+            return await self.model.complete(request, signal=signal, on_text=on_text)
+        model = getattr(self.model, "model", None)
+        name = model if isinstance(model, str) else type(self.model).__name__
+        span = observer.start_span("chat", name, {"gen_ai.request.model": name})
+        try:
+            response = await self.model.complete(request, signal=signal, on_text=on_text)
+        except BaseException as error:
+            span.end(error)
+            raise
+        usage = response.usage
+        span.set(
+            {
+                key: value
+                for key, value in (
+                    ("gen_ai.usage.input_tokens", usage.input_tokens),
+                    ("gen_ai.usage.output_tokens", usage.output_tokens),
+                )
+                if value is not None
+            }
+        )
+        span.end()
+        return response
+
+    async def _run_turn(
+        self, user: str | Sequence[ContentBlock], *, signal: AbortSignal | None, on_text: TextDelta | None
+    ) -> TurnResult:
         signal = signal if signal is not None else AbortSignal()
         turn = self._turns
         self._turns += 1
@@ -153,7 +219,7 @@ class Agent:
                     system=assembly.render(), messages=tuple(self.messages), tools=tuple(assembly.tools)
                 )
                 try:
-                    response = await self.model.complete(request, signal=signal, on_text=on_text)
+                    response = await self._complete(request, signal, on_text)
                 except AbortError:
                     return self._end("aborted", turn, last_text, steps)
                 steps += 1
@@ -173,6 +239,9 @@ class Agent:
         except BaseException as error:
             self._log(*turn_end_event("error", turn=turn, error=str(error) or type(error).__name__))
             raise
+        finally:
+            for callback in list(self._turn_end):
+                callback()
 
     async def _run_calls(self, message: AssistantMessage, signal: AbortSignal) -> list[CommittedCall]:
         contexts: list[UserMessage] = []

@@ -86,10 +86,17 @@ Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolResult
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Token accounting a provider reported for one model call (``None`` when not reported)."""
+    """Token accounting a provider reported for one model call (``None`` when not reported).
+
+    ``cache_read_input_tokens`` / ``cache_creation_input_tokens`` are the prompt-cache reads and
+    writes (Anthropic reports them beside ``input_tokens``, which then counts only uncached input):
+    they are what shows whether a byte-stable prompt actually earned cache hits.
+    """
 
     input_tokens: int | None = None
     output_tokens: int | None = None
+    cache_read_input_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,18 +9,17 @@ once the request has ended. ``openai`` is imported only when an :class:`OpenAICh
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from toolrt._abort import AbortSignal
-from toolrt.loop._chat_model import ModelResponse, TextDelta, model_call_aborted, raise_if_aborted
+from toolrt.loop._chat_model import ModelResponse, TextDelta, raise_if_aborted
 from toolrt.loop._messages import AssistantMessage, ModelRequest, ToolCall, Usage
+from toolrt.loop._model_call import call_abortably
 from toolrt.loop._openai_format import from_openai_message, reasoning_of, to_openai_messages, to_openai_tools
+from toolrt.loop._sdk_client_model import SdkClientModel
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -36,7 +35,7 @@ __all__ = ["OpenAIChatModel"]
 _NO_KEY_PLACEHOLDER = "toolrt-no-key"
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(SdkClientModel):
     """A :class:`~toolrt.loop._chat_model.ChatModel` over the Chat Completions API (``openai.AsyncOpenAI``).
 
     ``api_key`` defaults to ``$TOOLRT_API_KEY``, then ``$OPENAI_API_KEY``; ``base_url`` to
@@ -90,31 +89,7 @@ class OpenAIChatModel:
         raise_if_aborted(signal)
         messages = to_openai_messages(request.system, request.messages)
         tools = to_openai_tools(request.tools)
-        loop = asyncio.get_running_loop()
-        task = loop.create_task(self._call(messages, tools, on_text))
-
-        def on_abort(_reason: object) -> None:
-            # Callbacks run on whichever thread aborts; the loop may already be gone.
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(task.cancel)
-
-        remove = signal.add_callback(on_abort)
-        try:
-            # An outer cancellation cancels the task too, and waits for it to close its stream.
-            response = await task
-        except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if signal.aborted and (current is None or current.cancelling() == 0):
-                raise model_call_aborted() from None
-            raise
-        except Exception as exc:
-            if signal.aborted:
-                raise model_call_aborted() from exc
-            raise
-        finally:
-            remove()
-        raise_if_aborted(signal)  # aborted while the response was completing: the caller no longer wants it
-        return response
+        return await call_abortably(self._call(messages, tools, on_text), signal)
 
     async def _call(
         self,
@@ -156,25 +131,6 @@ class OpenAIChatModel:
             async for chunk in stream:
                 state.add(chunk)
         return state.response()
-
-    async def aclose(self) -> None:
-        """Close the HTTP client, if this model created it."""
-        if self._owns_client:
-            await self.client.close()
-
-    async def __aenter__(self) -> OpenAIChatModel:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    def __repr__(self) -> str:
-        return f"OpenAIChatModel(model={self.model!r}, base_url={str(self.client.base_url)!r})"
 
 
 @dataclass(slots=True)

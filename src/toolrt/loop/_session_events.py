@@ -16,7 +16,9 @@ Known event types and their ``data`` (``?`` marks a value that may be ``null``):
     ``{content: [block], id: str?, source: json?}`` — a user message.
 ``model/assistant``
     ``{text: str, reasoning: str?, tool_calls: [{id, name, arguments: str}], stop_reason: str?,
-    usage: {input_tokens: int?, output_tokens: int?}?}`` — ``arguments`` is the model's raw text.
+    usage: {input_tokens: int?, output_tokens: int?, cache_read_input_tokens: int,
+    cache_creation_input_tokens: int}?}`` — ``arguments`` is the model's raw text; the cache
+    figures are present only when the provider reported them.
 ``tool/call``
     ``{call_id, name, arguments: str, parsed_arguments: json?, agent: json?}`` — ``arguments`` is the
     raw text; ``parsed_arguments`` is what it parsed to, ``null`` when it did not parse (to
@@ -290,11 +292,19 @@ def model_assistant_event(message: AssistantMessage, usage: Usage | None = None)
                 {"id": call.id, "name": call.name, "arguments": call.arguments} for call in message.tool_calls
             ],
             "stop_reason": message.stop_reason,
-            "usage": None
-            if usage is None
-            else {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+            "usage": None if usage is None else _usage_data(usage),
         },
     )
+
+
+def _usage_data(usage: Usage) -> dict[str, int | None]:
+    # Cache figures only when reported, so a provider without a prompt cache logs what it always did.
+    data = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+    if usage.cache_read_input_tokens is not None:
+        data["cache_read_input_tokens"] = usage.cache_read_input_tokens
+    if usage.cache_creation_input_tokens is not None:
+        data["cache_creation_input_tokens"] = usage.cache_creation_input_tokens
+    return data
 
 
 def tool_call_event(

@@ -27,6 +27,7 @@ from toolrt._abort import AbortSignal
 from toolrt._events import Disposer
 from toolrt._execution import ToolRunContext
 from toolrt._tool_definition import UNBOUNDED, ToolDefinition, ToolOutput, render_value_as_text
+from toolrt._tracing import current_traceparent
 from toolrt.mcp._config import ServerConfig
 from toolrt.mcp._errors import McpConfigError, McpServerError, McpToolError
 from toolrt.mcp._names import mcp_tool_name
@@ -192,7 +193,8 @@ class McpConnections:
             timeout_ms = config.timeout_ms if config.timeout_ms is not None else runtime.tool_timeout_ms
             # No deadline means no deadline: the SDK would otherwise fall back to the start timeout.
             read_timeout_s = _FOREVER_S if timeout_ms is UNBOUNDED else float(timeout_ms) / 1000  # type: ignore[arg-type]
-            traceparent = TRACEPARENT.get()
+            # The current span's context when a tracer is installed, else one set by hand.
+            traceparent = current_traceparent() or TRACEPARENT.get()
             result = await link.call(
                 mcp_name,
                 args if isinstance(args, dict) else {},

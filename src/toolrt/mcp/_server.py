@@ -53,6 +53,7 @@ from toolrt._registry import RUN_CODE_NAME
 from toolrt._results import ToolExecutionResult
 from toolrt._tool_definition import ToolDefinition, Unbounded
 from toolrt._tool_runtime import Scope, ToolRuntime
+from toolrt._tracing import remote_parent
 from toolrt.mcp._connections import PROGRESS_EVENT
 
 if TYPE_CHECKING:
@@ -148,7 +149,11 @@ def build_mcp_server(
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         level = _LOG_LEVELS[0] if modern else served.log_level(connection)
         channel = _CallChannel(ctx.session, ctx.request_id, level)
-        result, definition = await served.call(params.name, params.arguments, channel)
+        # The client's trace (its request's _meta.traceparent) is the parent of this call's spans.
+        meta = params.meta
+        traceparent = meta.get("traceparent") if isinstance(meta, dict) else None
+        with remote_parent(traceparent if isinstance(traceparent, str) else None):
+            result, definition = await served.call(params.name, params.arguments, channel)
         return served.result(result, definition)
 
     async def set_logging_level(ctx: Any, params: mcp_types.SetLevelRequestParams) -> Any:

@@ -1,8 +1,9 @@
-"""Where a call's trace context lives until OpenTelemetry arrives: one context variable.
+"""A call's trace context set by hand, for a process without a tracer: one context variable.
 
 A W3C ``traceparent`` string set around a call (``TRACEPARENT.set(...)``) follows it through
 ``asyncio`` (tasks copy the context they are created in), so the Code Mode bridge's sub-calls carry
-the run's trace too. The MCP client forwards it in the request's ``_meta``; nothing else reads it.
+the run's trace too. The MCP client forwards it in the request's ``_meta`` when no tracer is
+installed; with :func:`toolrt.otel.instrument`, the current span's context goes instead.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 The folder is the trust boundary::
 
     _host/      trusted, imports toolrt: the runtime, one run, the child process and its channel,
-                the warm pool, limits, the work dir, the frame protocol, the precompiled code table
+                the warm pool, limits, the work dir, the frame protocol, the precompiled code table,
+                confined commands (any program behind the child folder's launcher)
     _backends/  trusted, imports toolrt: probing the host, the backend ladder (the plan), the bwrap
                 command line, the uid drop of a root host, macOS's Seatbelt profile
     _child/     runs INSIDE the confined child, next to the untrusted program: standard library
@@ -15,7 +16,26 @@ module there imports anything outside the standard library and that folder.
 """
 
 from toolrt.sandbox._backends.plan import BackendName, ProbeResults
+from toolrt.sandbox._host.command import (
+    LAUNCH_REFUSED,
+    CommandConfinement,
+    ConfinedCommand,
+    SandboxUnavailableError,
+    confine_command,
+)
+from toolrt.sandbox._host.deno_runtime import DenoTypeScriptRuntime
 from toolrt.sandbox._host.limits import DEFAULT_LIMITS
 from toolrt.sandbox._host.runtime import PythonSandboxRuntime
 
-__all__ = ["DEFAULT_LIMITS", "BackendName", "ProbeResults", "PythonSandboxRuntime"]
+__all__ = [
+    "DEFAULT_LIMITS",
+    "LAUNCH_REFUSED",
+    "BackendName",
+    "CommandConfinement",
+    "ConfinedCommand",
+    "DenoTypeScriptRuntime",
+    "ProbeResults",
+    "PythonSandboxRuntime",
+    "SandboxUnavailableError",
+    "confine_command",
+]

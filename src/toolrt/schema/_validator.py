@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping
-from fractions import Fraction
 from typing import Any, Final, TypeAlias
 
 from toolrt._errors import JsonSchemaError
@@ -793,6 +792,8 @@ def _is_multiple(value: int | float, divisor: int | float) -> bool:
         try:
             return int(quotient) == quotient
         except OverflowError:
+            from fractions import Fraction  # rare (an overflowing quotient): not worth an import at startup
+
             return (Fraction(value) / Fraction(divisor)).denominator == 1
     return not value % divisor
 

@@ -1,8 +1,9 @@
 """Small built-in read-only file tools: ``list_files``, ``read_file``, ``file_info``.
 
-They serve the CLI and the demo until the reference fs tools land. Each resolves paths inside one
-root directory and refuses anything outside it — ``..``, absolute paths elsewhere, symlinks that
-point out — because a Code Mode sandbox protects the process, not the tools: tools run on the host
+They serve the CLI and the demo beside the reference fs tools (:func:`toolrt.tools.fs_tools`), and
+share their confinement: every path goes through a :class:`~toolrt.tools._workspace.Workspace`, whose
+fd-based walk refuses ``..``, absolute paths elsewhere and symlinks that point out (also one swapped
+in mid-call), because a Code Mode sandbox protects the process, not the tools: tools run on the host
 and must enforce their own policy on their arguments.
 
 They read only what they return, in bounded chunks: ``read_file`` decodes up to its slice and stops
@@ -19,12 +20,14 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from pathlib import Path
+import stat
+from collections.abc import Iterator
 from typing import Any
 
-from toolrt._errors import MAX_ECHO_CHARS, OutsideRootError, clip_text
+from toolrt._errors import OutsideRootError, ToolrtError
 from toolrt._tool_decorator import tool
 from toolrt._tool_definition import ToolDefinition
+from toolrt.tools._workspace import NOT_A_DIRECTORY, Entry, Workspace, shown
 
 __all__ = ["OutsideRootError", "file_tools"]
 
@@ -36,16 +39,7 @@ _CHUNK = 1 << 20
 
 def file_tools(root: str | os.PathLike[str]) -> list[ToolDefinition]:
     """The three read-only tools, confined to ``root``."""
-    base = Path(root).resolve()
-
-    def inside(path: str) -> Path:
-        candidate = (base / path).resolve()
-        if candidate != base and base not in candidate.parents:
-            raise OutsideRootError(path)
-        return candidate
-
-    def relative(path: Path) -> str:
-        return "." if path == base else str(path.relative_to(base))
+    workspace = Workspace(root)
 
     @tool(is_concurrency_safe=lambda args: True)
     def list_files(path: str = ".", pattern: str = "*", recursive: bool = False) -> list[dict[str, Any]]:
@@ -56,29 +50,14 @@ def file_tools(root: str | os.PathLike[str]) -> list[ToolDefinition]:
             pattern: Shell-style pattern the names must match, e.g. ``*.py``.
             recursive: Descend into subdirectories (hidden directories are skipped).
         """
-        directory = inside(path)
-        if not directory.is_dir():
-            raise NotADirectoryError(f"{_shown(path)} is not a directory")
+        if not stat.S_ISDIR(workspace.stat(path)[1].st_mode):
+            raise ToolrtError(f"{shown(path)} is not a directory", NOT_A_DIRECTORY)
         entries: list[dict[str, Any]] = []
-        walker = os.walk(directory) if recursive else [(str(directory), *_split(directory))]
-        for current, directories, files in walker:
-            directories[:] = sorted(name for name in directories if not name.startswith("."))
-            for name in sorted([*directories, *files]):
-                if not fnmatch.fnmatchcase(name, pattern):
-                    continue
-                full = Path(current) / name
-                if full.is_symlink() and not _within(full.resolve(), base):
-                    continue  # never describe what a symlink points at outside the root
-                is_dir = full.is_dir()
-                entries.append(
-                    {
-                        "path": relative(full),
-                        "type": "directory" if is_dir else "file",
-                        "size": 0 if is_dir else full.stat().st_size,
-                    }
-                )
+        for entry, kind, size in _listing(workspace, path, recursive=recursive):
+            if fnmatch.fnmatchcase(entry.name, pattern):
+                entries.append({"path": entry.path, "type": kind, "size": size})
                 if len(entries) >= _MAX_ENTRIES:
-                    return entries
+                    break
         return entries
 
     @tool(is_concurrency_safe=lambda args: True)
@@ -90,10 +69,8 @@ def file_tools(root: str | os.PathLike[str]) -> list[ToolDefinition]:
             offset: Character offset to start at.
             limit: Maximum number of characters to return.
         """
-        file = inside(path)
-        if not file.is_file():
-            raise FileNotFoundError(f"{_shown(path)} is not a file")
-        return _read_slice(file, max(offset, 0), min(max(limit, 0), _MAX_READ))
+        with workspace.open_file(path) as opened:
+            return _read_slice(opened.fd, max(offset, 0), min(max(limit, 0), _MAX_READ))
 
     @tool(is_concurrency_safe=lambda args: True)
     def file_info(path: str) -> dict[str, Any]:
@@ -102,30 +79,52 @@ def file_tools(root: str | os.PathLike[str]) -> list[ToolDefinition]:
         Args:
             path: Path relative to the working directory.
         """
-        target = inside(path)
-        if not target.exists():
-            raise FileNotFoundError(f"{_shown(path)} does not exist")
-        info: dict[str, Any] = {"path": relative(target), "type": "directory" if target.is_dir() else "file"}
-        if target.is_file():
-            info["size"], info["lines"] = _size_and_lines(target)
-        return info
+        canonical, info = workspace.stat(path)
+        if stat.S_ISDIR(info.st_mode):
+            return {"path": canonical, "type": "directory"}
+        with workspace.open_file(path) as opened:
+            size, lines = _size_and_lines(opened.fd)
+        return {"path": opened.path, "type": "file", "size": size, "lines": lines}
 
     return [list_files, read_file, file_info]
 
 
-def _shown(path: str) -> str:
-    # A model may send any string as a path: the message quotes a bounded part of it.
-    return clip_text(repr(path), MAX_ECHO_CHARS)
+def _listing(workspace: Workspace, path: str, *, recursive: bool) -> Iterator[tuple[Entry, str, int]]:
+    """Each directory's entries together, then its subdirectories' (``os.walk`` order, top down).
+
+    Hidden directories are neither listed nor entered; a symlink is described as what it points
+    at, and only if that is inside the root (never describe what lies outside). Symlinked
+    directories are listed but not entered.
+    """
+    subdirectories: list[str] = []
+    for entry in workspace.walk(path, recursive=False, hidden=True):
+        kind, size = entry.kind, 0
+        if kind == "symlink":
+            try:
+                info = workspace.stat(entry.path)[1]
+            except ToolrtError:
+                continue  # outside the root, or dangling
+            kind, size = ("dir", 0) if stat.S_ISDIR(info.st_mode) else ("file", info.st_size)
+        elif kind != "dir":
+            size = os.stat(entry.name, dir_fd=entry.dir_fd, follow_symlinks=False).st_size
+        if kind == "dir" and entry.name.startswith("."):
+            continue
+        if kind == "dir" and entry.kind == "dir":
+            subdirectories.append(entry.path)
+        yield entry, "directory" if kind == "dir" else "file", size
+    if recursive:
+        for subdirectory in subdirectories:
+            yield from _listing(workspace, subdirectory, recursive=True)
 
 
-def _read_slice(file: Path, offset: int, limit: int) -> str:
+def _read_slice(fd: int, offset: int, limit: int) -> str:
     """Characters ``[offset, offset + limit)`` of the decoded text, decoding no further than that.
 
     The same text as ``file.read_text(encoding="utf-8", errors="replace")[offset:offset + limit]``
     (universal newlines included): character offsets need the text before them decoded, so the
     skip is read too, but a chunk at a time and dropped.
     """
-    with open(file, encoding="utf-8", errors="replace") as stream:
+    with open(fd, encoding="utf-8", errors="replace", closefd=False) as stream:
         while offset:
             skipped = len(stream.read(min(offset, _CHUNK)))
             if not skipped:
@@ -134,25 +133,12 @@ def _read_slice(file: Path, offset: int, limit: int) -> str:
         return stream.read(limit) if limit else ""
 
 
-def _size_and_lines(file: Path) -> tuple[int, int]:
+def _size_and_lines(fd: int) -> tuple[int, int]:
     """The byte size and line count (a last line without ``\\n`` counts), one chunk at a time."""
     size = lines = 0
     last = b"\n"
-    with open(file, "rb") as stream:
-        while chunk := stream.read(_CHUNK):
-            size += len(chunk)
-            lines += chunk.count(b"\n")
-            last = chunk[-1:]
+    while chunk := os.read(fd, _CHUNK):
+        size += len(chunk)
+        lines += chunk.count(b"\n")
+        last = chunk[-1:]
     return size, lines + (last != b"\n")
-
-
-def _split(directory: Path) -> tuple[list[str], list[str]]:
-    directories: list[str] = []
-    files: list[str] = []
-    for entry in os.scandir(directory):
-        (directories if entry.is_dir() else files).append(entry.name)
-    return directories, files
-
-
-def _within(path: Path, base: Path) -> bool:
-    return path == base or base in path.parents

@@ -48,6 +48,7 @@ CHILD_FILES = (
     "bootstrap.py",
     *[name + ".py" for name in _BOOT_MODULES + _CONFINE_MODULES],
     "confine.py",
+    "command_launcher.py",
 )
 _HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -130,12 +130,17 @@ def landlock_rules(policy: ConfinementPolicy) -> list[tuple[str, int]]:
     return rules
 
 
-def apply_landlock(rules: list[tuple[str, int]], arch: str, abi: int, notes: list[str]) -> None:
+def apply_landlock(
+    rules: list[tuple[str, int]], arch: str, abi: int, notes: list[str], allow_network: bool = False
+) -> None:
     """Build the ruleset ``abi`` handles from ``rules`` (a path that cannot be opened, or a rule the
     kernel refuses, becomes a note) and restrict this process with it: every thread from ABI 8,
-    else the calling thread only, which is why other threads make it refuse. Raises
+    else the calling thread only, which is why other threads make it refuse. ``allow_network``
+    leaves TCP unhandled (a confined command that was granted the network). Raises
     ``ConfinementError`` or ``OSError``."""
     fs, net, scoped, size = landlock_handled(abi)
+    if allow_network:
+        net = 0
     attr = ctypes.create_string_buffer(struct.pack("=QQQ", fs, net, scoped)[:size], size)
     ruleset = syscall(own_nr("landlock_create_ruleset", arch), ctypes.addressof(attr), size, 0)
     added = 0

@@ -156,6 +156,14 @@ def _conditional_block(rule: str, pid: int, deny: str) -> list[_Item]:
             _label(deny),
             eperm,
         ]
+    if rule == "cond:clone-process":
+        return [
+            _ld(_arg_lo(0)),  # threads and processes, but never a new namespace
+            _jump("jset", CLONE_NEW_MASK, deny, None),
+            allow,
+            _label(deny),
+            eperm,
+        ]
     if rule == "cond:self-signal":
         return [
             _ld(_arg_lo(0)),  # pid_t is an int: the kernel ignores the high word
@@ -221,9 +229,11 @@ _SIMPLE_ACTIONS = {
 }
 
 
-def build_seccomp_filter(arch: str, pid: int) -> bytes:
+def build_seccomp_filter(arch: str, pid: int, overrides: dict[str, str] | None = None) -> bytes:
     """The ``struct sock_filter[]`` program for ``arch`` (``"x86_64"``/``"aarch64"``), with the
-    self-signal rules bound to ``pid``. Raises ``ValueError``/``KeyError`` on a bad table."""
+    self-signal rules bound to ``pid``. ``overrides`` replaces the action of the rows it names
+    (``"allow"`` drops the row): the confined-command launcher's profile. Raises
+    ``ValueError``/``KeyError`` on a bad table."""
     items: list[_Item] = [
         _ld(_OFF_ARCH),
         _jump("jeq", _tables.ARCHES[arch], "arch_ok", None),
@@ -237,11 +247,14 @@ def build_seccomp_filter(arch: str, pid: int) -> bytes:
             _ret(SECCOMP_RET_KILL_PROCESS),  # x32 ABI (and any number >= 0x40000000)
             _label("native"),
         ]
-    for index, (name, x86_64, aarch64, action, _why) in enumerate(_tables.TABLE):
+    for index, (name, x86_64, aarch64, listed, _why) in enumerate(_tables.TABLE):
         nr = x86_64 if arch == "x86_64" else aarch64
         if nr is None:
             continue
         skip = f"skip{index}"
+        action = (overrides or {}).get(name, listed)
+        if action == "allow":
+            continue
         if action in _SIMPLE_ACTIONS:
             items += [_jump("jeq", nr, None, skip), _ret(_SIMPLE_ACTIONS[action]), _label(skip)]
         elif action in _tables.CONDITIONAL_RULES:

@@ -48,6 +48,7 @@ CONDITIONAL_RULES = frozenset(
     {
         "cond:socketpair",
         "cond:clone",
+        "cond:clone-process",
         "cond:self-signal",
         "cond:prlimit64",
         "cond:prctl",
@@ -100,6 +101,24 @@ IOCTL_ALLOWED: dict[str, int] = {
 }
 
 Row = tuple[str, int | None, int | None, str, str]
+
+# The confined-command launcher's profile (command_launcher.py): the same table with these rows
+# relaxed ("allow" skips the row), because a shell must fork and exec; every other row stays.
+# Process creation is still bounded by RLIMIT_NPROC and cannot make namespaces (cond:clone-process).
+COMMAND_ACTIONS: dict[str, str] = {
+    "fork": "allow",
+    "vfork": "allow",
+    "execve": "allow",
+    "execveat": "allow",
+    "clone": "cond:clone-process",
+}
+# Signals to the command's own children (a shell's kill, a pipeline's teardown): only where the
+# kernel already keeps them inside the sandbox (Landlock's signal scope, ABI >= 6, or a pid namespace).
+COMMAND_SIGNAL_ACTIONS: dict[str, str] = dict.fromkeys(
+    ("kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo"), "allow"
+)
+# allow_network=True: new sockets of any family (the network namespace, or its absence, decides).
+COMMAND_NETWORK_ACTIONS: dict[str, str] = {"socket": "allow", "socketpair": "allow"}
 
 # fmt: off
 TABLE: tuple[Row, ...] = (

@@ -183,6 +183,9 @@ def classify_exit(
         return CodeRunError("disk-limit", disk_bytes_exceeded(disk_bytes))
     if signum is None and b"MemoryError" in stderr:
         return CodeRunError("memory-limit", f"memory limit reached ({limits.memory} bytes)")
+    if b"Fatal JavaScript out of memory" in stderr or b"Fatal process out of memory" in stderr:
+        # V8 ends the process (SIGTRAP) when its heap or an isolate's reservation cannot grow.
+        return CodeRunError("memory-limit", f"memory limit reached ({limits.memory} bytes)")
     return CodeRunError("worker-exit", exit_message(status))
 
 

@@ -120,6 +120,8 @@ class Child:
         self.workdir = ""
         self.channel: asyncio.Transport | None = None
         self.pipe_transports: list[asyncio.BaseTransport] = []
+        self.extra_fds: tuple[int, ...] = ()
+        """Further fds the child inherits (a Deno child's memory warden socket)."""
         self.report_notes: list[str] = []
         """What the host decided about this child that its isolation report must say."""
         self.pipes_open = 0
@@ -199,6 +201,22 @@ class Child:
         return meta
 
     # -- spawning -------------------------------------------------------------------------------
+
+    def launch(
+        self, child_fd: int, read_paths: Sequence[str], code_table: str | None
+    ) -> tuple[list[str], dict[str, str], tuple[int, int] | None]:
+        """How to spawn this child: its argv, its whole environment, and the uid/gid to start it as
+        (``None``: the host's). Another kind of child (a Deno one) is spawned differently."""
+        env = {} if self.plan.backend == "bwrap" else {"MALLOC_ARENA_MAX": "1"}
+        # A root host starts bwrap unprivileged: the sandbox's uid then maps to that uid, not
+        # to host uid 0 (bwrap's own work dir is a tmpfs inside; it needs no host cwd).
+        as_user = self.plan.bwrap_as if os.geteuid() == 0 else None
+        return self._argv(child_fd, read_paths, code_table), env, as_user
+
+    def booted(self) -> CodeRunError | None:
+        """Called once the child reported ``ready``: the host's last step of its boot (a Deno
+        child's memory limit), or the failure that ends the boot."""
+        return None
 
     def _argv(self, child_fd: int, read_paths: Sequence[str], code_table: str | None = None) -> list[str]:
         python = [self.python, "-I", "-S", "-X", "utf8", self.bootstrap, str(child_fd)]
@@ -291,17 +309,14 @@ class Child:
         code_table = await _code_table(self.bootstrap)
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            env = {} if self.plan.backend == "bwrap" else {"MALLOC_ARENA_MAX": "1"}
-            # A root host starts bwrap unprivileged: the sandbox's uid then maps to that uid, not
-            # to host uid 0 (bwrap's own work dir is a tmpfs inside; it needs no host cwd).
-            as_user = self.plan.bwrap_as if os.geteuid() == 0 else None
             try:
+                argv, env, as_user = self.launch(child.fileno(), read_paths, code_table)
                 self.proc = subprocess.Popen(
-                    self._argv(child.fileno(), read_paths, code_table),
+                    argv,
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
-                    pass_fds=(child.fileno(),),
+                    pass_fds=(child.fileno(), *self.extra_fds),
                     close_fds=True,
                     start_new_session=True,
                     env=env,
@@ -637,7 +652,11 @@ class _BootListener:
         elif isinstance(frame, Ready):
             child.ready = frame
             child.report = child.plan.achieved(frame, tuple(child.report_notes))
-            self._finish(None)
+            failure = child.booted()
+            if failure is not None:
+                child.broken = True
+                child.kill()
+            self._finish(failure)
         elif isinstance(frame, BootFailed):
             child.broken = True
             self._finish(

@@ -265,13 +265,19 @@ class PythonSandboxRuntime:
 
     async def _spawn(self, limits: Limits, timeout: float, warm: bool = False) -> Child:
         plan = await self._plan()
-        bootstrap = plan.bootstrap or self._bootstrap
-        python = plan.python or self.python
-        child = Child(plan, self._boot_spec(limits, warm), bootstrap, python, self.disk_bytes)
+        child = self.new_child(plan, self._boot_spec(limits, warm), limits)
         await child.start(self.read_paths, timeout)
         if self._isolation is None and child.report is not None and plan is self._probe.plan:
             self._isolation = child.report
         return child
+
+    def new_child(self, plan: Plan, spec: BootSpec, limits: Limits) -> Child:
+        """A child of ``plan`` for a run of ``limits``, not started yet: the Python bootstrap's
+        (another language's runtime makes its own kind of child)."""
+        del limits  # the Python child's limits are all in ``spec``
+        bootstrap = plan.bootstrap or self._bootstrap
+        python = plan.python or self.python
+        return Child(plan, spec, bootstrap, python, self.disk_bytes)
 
     async def _spawn_warm(self) -> Child:
         return await self._spawn(self._default, BOOT_TIMEOUT, warm=True)
