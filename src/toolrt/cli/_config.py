@@ -23,8 +23,9 @@ import tomllib
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+from toolrt._registry import PresentationMode
 from toolrt._tool_definition import DEFAULT_OUTPUT_BUDGET, UNBOUNDED, OutputBudget, ToolDefinition
 from toolrt._tool_runtime import ToolRuntime
 from toolrt.mcp._config import HttpServer, ServerConfig, StdioServer, load_server_configs
@@ -117,7 +118,7 @@ class CliConfig:
     """The whole configuration of the ``toolrt`` command (defaults when there is no file)."""
 
     workspace: Path
-    mode: str = "native"
+    mode: PresentationMode = "native"
     code_runtime: str = "python"
     tools: tuple[str, ...] = ("fs", "bash")
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
@@ -255,7 +256,7 @@ def _parse(file: str, document: Mapping[str, Any], base: Path) -> CliConfig:
         "",
         ("mode", "code_runtime", "tools", "sandbox", "policies", "budgets", "mcp", "model"),
     )
-    mode = top.choice("mode", _MODES, "native")
+    mode = cast(PresentationMode, top.choice("mode", _MODES, "native"))
     code_runtime = top.choice("code_runtime", ("python", "typescript"), "python")
     if code_runtime == "typescript" and not _has_typescript_runtime():
         raise top.fail(
@@ -438,7 +439,7 @@ async def open_runtime(config: CliConfig, *, approvals: Any = None) -> AsyncIter
     if config.mode != "native":
         code_runtime = _code_runtime(config)
     runtime = ToolRuntime(
-        mode=config.mode,  # type: ignore[arg-type]
+        mode=config.mode,
         code_runtime=code_runtime,
         output_budget=config.budgets.output,
         tool_timeout_ms=config.budgets.tool_timeout_ms,

@@ -20,7 +20,7 @@ import dataclasses
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 __all__ = ["add_mcp_parser", "mcp_command"]
 
@@ -110,7 +110,7 @@ def _plan(arguments: argparse.Namespace) -> dict[str, Any]:
         except ConfigError as error:
             raise ValueError(str(error)) from None
         # The file's mode unless --mode says otherwise; "both" serves as Code Mode (run_code first).
-        mode = arguments.mode or ("native" if setup.mode == "native" else "code")
+        mode: Literal["native", "code"] = arguments.mode or ("native" if setup.mode == "native" else "code")
         setup = dataclasses.replace(setup, mode=mode)
     elif named is None and arguments.root is None:
         raise ValueError(

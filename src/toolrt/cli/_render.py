@@ -36,6 +36,8 @@ from rich.table import Table
 from rich.text import Text
 
 from toolrt._content import content_text
+from toolrt._execution import ToolExecution
+from toolrt._results import ToolExecutionResult
 
 __all__ = ["CardRenderer", "LiveRunLine", "diff_lines", "lexer_for"]
 
@@ -302,9 +304,9 @@ class LiveRunLine:
         self._live: Live | None = None
         self._dispose: Any = None
 
-    def _on_result(self, execution: Any, result: Any) -> None:
-        if getattr(execution, "parent", None) is not None:
-            self.sub_calls.append((execution.name, bool(result.is_error)))
+    def _on_result(self, execution: ToolExecution, result: ToolExecutionResult) -> None:
+        if execution.parent is not None:  # a Code Mode sub-call, not the run_code call itself
+            self.sub_calls.append((execution.name, result.is_error))
 
     def elapsed(self) -> float:
         """Seconds since the run started."""
